@@ -1,0 +1,8 @@
+import { httpHandler } from "#shared/http/handler.ts";
+import { noContent } from "#shared/http/responses.ts";
+import { idParams } from "#shared/http/schemas.ts";
+
+export const handler = httpHandler({ params: idParams }, async (request, core) => {
+  await core.connections.remove(request.org, request.params.id);
+  return noContent();
+});

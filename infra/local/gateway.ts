@@ -1,0 +1,150 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent } from "aws-lambda";
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { NotFoundError, PayloadTooLargeError, UnauthorizedError } from "#shared/domain/errors.ts";
+import { maxJsonBodyBytes } from "#shared/http/handler.ts";
+import { errorResponse } from "#shared/http/responses.ts";
+import { log } from "#shared/log.ts";
+import { authorizer, routes, type Route } from "#shared/routes.ts";
+
+type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+type AuthorizerHandler = (event: APIGatewayRequestAuthorizerEvent) => Promise<{ context?: Record<string, unknown> | null }>;
+
+interface MountedRoute {
+  route: Route;
+  pattern: RegExp;
+  handler: ProxyHandler;
+}
+
+const repoRoot = resolve(import.meta.dirname, "../..");
+
+async function loadHandler<T>(file: string): Promise<T> {
+  const module = (await import(pathToFileURL(resolve(repoRoot, file)).href)) as { handler: T };
+  return module.handler;
+}
+
+/** `/auth/connections/{id}` -> a regex with one named group per path parameter. */
+function pathPattern(path: string): RegExp {
+  const source = path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{(\w+)\}/g, "(?<$1>[^/]+)");
+  return new RegExp(`^${source}/?$`);
+}
+
+/**
+ * Plays API Gateway for the local runtime: each HTTP request becomes a REST API proxy event, goes
+ * through the same authorizer and handler files that CDK deploys, and the result is written back.
+ */
+export async function startGateway(options: { port: number; host?: string }): Promise<{ url: string; server: Server }> {
+  const mounted: MountedRoute[] = await Promise.all(
+    routes.map(async (route) => ({ route, pattern: pathPattern(route.path), handler: await loadHandler<ProxyHandler>(route.handler) })),
+  );
+  const authorize = await loadHandler<AuthorizerHandler>(authorizer.handler);
+
+  const server = createServer((request, response) => {
+    const requestId = randomUUID();
+    const started = performance.now();
+    serve(request, requestId)
+      .catch((error: unknown) => {
+        log.error("gateway failure", { requestId, error: error instanceof Error ? error.message : String(error) });
+        return errorResponse(error, requestId);
+      })
+      .then((result) => {
+        send(response, result, requestId);
+        log.debug("request", { requestId, method: request.method, path: request.url, status: result.statusCode, ms: performance.now() - started });
+      });
+  });
+
+  async function serve(request: IncomingMessage, requestId: string): Promise<APIGatewayProxyResult> {
+    const url = new URL(request.url ?? "/", "http://gateway.local");
+    const method = request.method ?? "GET";
+    const match = mounted
+      .map((entry) => ({ entry, found: entry.pattern.exec(url.pathname) }))
+      .find(({ entry, found }) => found !== null && entry.route.method === method);
+    if (!match) {
+      await drain(request);
+      return errorResponse(new NotFoundError(`no route for ${method} ${url.pathname}`), requestId);
+    }
+    const headers = singleValueHeaders(request);
+    const authorizerEvent = {
+      type: "REQUEST",
+      methodArn: `arn:aws:execute-api:local:000000000000:local/local/${method}${url.pathname}`,
+      resource: match.entry.route.path,
+      path: url.pathname,
+      httpMethod: method,
+      headers,
+    } as unknown as APIGatewayRequestAuthorizerEvent;
+    const authorization = await authorize(authorizerEvent).catch(() => undefined);
+    if (!authorization?.context) {
+      await drain(request);
+      return errorResponse(new UnauthorizedError(), requestId);
+    }
+    const limit = match.entry.route.maxBodyBytes ?? maxJsonBodyBytes;
+    const body = await readBody(request, limit);
+    if (!body) return errorResponse(new PayloadTooLargeError(limit), requestId);
+    const pathParameters = Object.fromEntries(
+      Object.entries(match.found?.groups ?? {}).map(([name, value]) => [name, decodeURIComponent(value)]),
+    );
+    const query = [...url.searchParams.keys()];
+    const event = {
+      resource: match.entry.route.path,
+      path: url.pathname,
+      httpMethod: method,
+      headers,
+      multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+      queryStringParameters: query.length ? Object.fromEntries(url.searchParams) : null,
+      multiValueQueryStringParameters: query.length ? Object.fromEntries(query.map((name) => [name, url.searchParams.getAll(name)])) : null,
+      pathParameters: Object.keys(pathParameters).length ? pathParameters : null,
+      stageVariables: null,
+      body: body.length ? body.toString("utf8") : null,
+      isBase64Encoded: false,
+      requestContext: { requestId, stage: "local", httpMethod: method, path: url.pathname, authorizer: authorization.context },
+    } as unknown as APIGatewayProxyEvent;
+    return match.entry.handler(event);
+  }
+
+  await new Promise<void>((done, fail) => {
+    server.once("error", fail);
+    server.listen(options.port, options.host ?? "127.0.0.1", () => done());
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+  return { url: `http://127.0.0.1:${port}`, server };
+}
+
+function singleValueHeaders(request: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return headers;
+}
+
+/** Reads at most `limit` bytes; undefined when the body is larger (the rest is read and dropped). */
+function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  return new Promise((done, fail) => {
+    const chunks: Buffer[] = [];
+    let size = Number(request.headers["content-length"] ?? 0) > limit ? limit + 1 : 0;
+    request.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) chunks.push(chunk);
+    });
+    request.once("end", () => done(size > limit ? undefined : Buffer.concat(chunks)));
+    request.once("error", fail);
+  });
+}
+
+async function drain(request: IncomingMessage): Promise<void> {
+  request.resume();
+  if (!request.readableEnded) await new Promise((done) => request.once("end", done).once("error", done));
+}
+
+function send(response: ServerResponse, result: APIGatewayProxyResult, requestId: string): void {
+  const body = result.isBase64Encoded ? Buffer.from(result.body, "base64") : Buffer.from(result.body ?? "");
+  response.writeHead(result.statusCode, {
+    ...(result.headers as Record<string, string> | undefined),
+    "x-request-id": requestId,
+    "content-length": String(body.length),
+  });
+  response.end(body);
+}

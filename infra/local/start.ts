@@ -1,0 +1,75 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { z } from "zod";
+import { startLocalStack } from "./stack.ts";
+
+const env = z
+  .object({
+    PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    DATA_DIR: z.string().min(1).default(".data"),
+    LOCAL_API_KEY: z.string().min(16, "LOCAL_API_KEY must be at least 16 characters").optional(),
+  })
+  .safeParse(process.env);
+if (!env.success) {
+  process.stderr.write(`invalid configuration: ${env.error.issues.map((issue) => issue.message).join("; ")}\n`);
+  process.exit(2);
+}
+const { PORT, DATA_DIR, LOCAL_API_KEY } = env.data;
+const dataDir = resolve(DATA_DIR);
+const lockFile = join(dataDir, "running.json");
+
+function runningInstance(): { pid: number; url: string } | undefined {
+  try {
+    const running = JSON.parse(readFileSync(lockFile, "utf8")) as { pid: number; url: string };
+    process.kill(running.pid, 0);
+    return running;
+  } catch {
+    return undefined;
+  }
+}
+
+const running = runningInstance();
+if (running) {
+  process.stderr.write(
+    `The service is already running from ${dataDir} (pid ${running.pid}) at ${running.url}.\n` +
+      "Stop it with Ctrl-C in its terminal, or use another DATA_DIR.\n",
+  );
+  process.exit(1);
+}
+
+mkdirSync(dataDir, { recursive: true });
+writeFileSync(lockFile, JSON.stringify({ pid: process.pid, url: "starting" }));
+
+let stack: Awaited<ReturnType<typeof startLocalStack>> | undefined;
+try {
+  stack = await startLocalStack({ port: PORT, dataDir, apiKey: LOCAL_API_KEY });
+} catch (error) {
+  rmSync(lockFile, { force: true });
+  const message = error instanceof Error ? error.message : String(error);
+  const hint = /EADDRINUSE/.test(message) ? ` (port ${PORT} is taken: set PORT to another one)` : "";
+  process.stderr.write(`could not start the service: ${message}${hint}\n`);
+  process.exit(1);
+}
+writeFileSync(lockFile, JSON.stringify({ pid: process.pid, url: stack.url }));
+
+process.stdout.write(
+  [
+    `Auth connection service listening on ${stack.url}`,
+    `API key (org 'local'): ${stack.apiKey}`,
+    `Data kept in ${dataDir}`,
+    `Try: curl -H 'Authorization: Bearer ${stack.apiKey}' ${stack.url}/auth/connections`,
+    "Ctrl-C stops everything.",
+    "",
+  ].join("\n"),
+);
+
+let stopping = false;
+async function shutdown() {
+  if (stopping) return;
+  stopping = true;
+  await stack?.stop();
+  rmSync(lockFile, { force: true });
+  process.exit(0);
+}
+process.on("SIGINT", shutdown);
+process.on("SIGTERM", shutdown);

@@ -1,0 +1,16 @@
+import { BadRequestError, UnsupportedMediaTypeError } from "#shared/domain/errors.ts";
+
+/** The uploaded bytes are not a profile archive we can store; the message says what is wrong. */
+export class InvalidArchiveError extends BadRequestError {
+  constructor(message: string) {
+    super(message);
+    this.name = "InvalidArchiveError";
+  }
+}
+
+export class UnsupportedArchiveTypeError extends UnsupportedMediaTypeError {
+  constructor(contentType: string, accepted: readonly string[]) {
+    super(`unsupported content type '${contentType}': send one of ${accepted.join(", ")}`);
+    this.name = "UnsupportedArchiveTypeError";
+  }
+}

@@ -1,0 +1,195 @@
+export const connectionStatuses = ["AUTHENTICATED", "NEEDS_AUTH"] as const;
+export const flowStatuses = ["IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"] as const;
+export const flowSteps = ["DISCOVERING", "AWAITING_INPUT", "AWAITING_EXTERNAL_ACTION", "SUBMITTING", "COMPLETED"] as const;
+export const flowTypes = ["LOGIN", "REAUTH"] as const;
+
+export const browserTelemetryCategories = [
+  "console",
+  "page",
+  "interaction",
+  "network",
+  "control",
+  "connection",
+  "system",
+  "screenshot",
+  "captcha",
+] as const;
+
+export interface CredentialRef {
+  name: string | null;
+  provider: string | null;
+  path: string | null;
+  auto: boolean;
+}
+
+export interface BrowserTelemetry {
+  enabled?: boolean;
+  browser?: Partial<Record<(typeof browserTelemetryCategories)[number], { enabled?: boolean }>>;
+}
+
+/** What a user sets on create and may change with PATCH. */
+export interface ConnectionSettings {
+  login_url: string | null;
+  allowed_domains: string[];
+  credential: CredentialRef | null;
+  proxy_id: string | null;
+  health_checks: boolean;
+  /** Seconds. */
+  health_check_interval: number;
+  auto_reauth: boolean;
+  save_credentials: boolean;
+  record_session: boolean;
+  browser_telemetry: BrowserTelemetry | null;
+}
+
+/** The state of the most recent login flow; every member is null before the first flow. */
+export interface FlowState {
+  flow_status: (typeof flowStatuses)[number] | null;
+  flow_step: (typeof flowSteps)[number] | null;
+  flow_type: (typeof flowTypes)[number] | null;
+  flow_expires_at: string | null;
+  fields: unknown[] | null;
+  choices: unknown[] | null;
+  discovered_fields: unknown[] | null;
+  mfa_options: unknown[] | null;
+  sign_in_options: unknown[] | null;
+  pending_sso_buttons: unknown[] | null;
+  external_action_message: string | null;
+  website_error: string | null;
+  sso_provider: string | null;
+  error_message: string | null;
+  error_code: string | null;
+  hosted_url: string | null;
+  live_view_url: string | null;
+  browser_session_id: string | null;
+}
+
+export interface Connection extends ConnectionSettings, FlowState {
+  id: string;
+  org: string;
+  profile_id: string;
+  profile_name: string;
+  domain: string;
+  created_at: string;
+  updated_at: string;
+  version: number;
+  status: (typeof connectionStatuses)[number];
+  last_auth_check_at: string | null;
+  last_auth_at: string | null;
+  can_reauth: boolean;
+  can_reauth_reason: string | null;
+  post_login_url: string | null;
+}
+
+export const defaultSettings: ConnectionSettings = {
+  login_url: null,
+  allowed_domains: [],
+  credential: null,
+  proxy_id: null,
+  health_checks: true,
+  health_check_interval: 3600,
+  auto_reauth: true,
+  save_credentials: true,
+  record_session: false,
+  browser_telemetry: null,
+};
+
+export const noFlow: FlowState = {
+  flow_status: null,
+  flow_step: null,
+  flow_type: null,
+  flow_expires_at: null,
+  fields: null,
+  choices: null,
+  discovered_fields: null,
+  mfa_options: null,
+  sign_in_options: null,
+  pending_sso_buttons: null,
+  external_action_message: null,
+  website_error: null,
+  sso_provider: null,
+  error_message: null,
+  error_code: null,
+  hosted_url: null,
+  live_view_url: null,
+  browser_session_id: null,
+};
+
+/** The wire shape: every field of the spec's table, in its order, null where there is no value. */
+export function toConnectionResource(connection: Connection) {
+  return {
+    id: connection.id,
+    profile_name: connection.profile_name,
+    domain: connection.domain,
+    status: connection.status,
+    last_auth_check_at: connection.last_auth_check_at,
+    last_auth_at: connection.last_auth_at,
+    credential: connection.credential,
+    can_reauth: connection.can_reauth,
+    can_reauth_reason: connection.can_reauth_reason,
+    proxy_id: connection.proxy_id,
+    allowed_domains: connection.allowed_domains,
+    login_url: connection.login_url,
+    post_login_url: connection.post_login_url,
+    flow_status: connection.flow_status,
+    flow_step: connection.flow_step,
+    flow_type: connection.flow_type,
+    flow_expires_at: connection.flow_expires_at,
+    fields: connection.fields,
+    choices: connection.choices,
+    discovered_fields: connection.discovered_fields,
+    mfa_options: connection.mfa_options,
+    sign_in_options: connection.sign_in_options,
+    pending_sso_buttons: connection.pending_sso_buttons,
+    external_action_message: connection.external_action_message,
+    website_error: connection.website_error,
+    sso_provider: connection.sso_provider,
+    error_message: connection.error_message,
+    error_code: connection.error_code,
+    hosted_url: connection.hosted_url,
+    live_view_url: connection.live_view_url,
+    browser_session_id: connection.browser_session_id,
+    health_check_interval: connection.health_check_interval,
+    health_checks: connection.health_checks,
+    auto_reauth: connection.auto_reauth,
+    save_credentials: connection.save_credentials,
+    record_session: connection.record_session,
+    browser_telemetry: connection.browser_telemetry,
+  };
+}
+
+export type ConnectionResource = ReturnType<typeof toConnectionResource>;
+
+/** Which index a list reads; the core picks it from the filters given. */
+export type ConnectionListScope =
+  | { kind: "org" }
+  | { kind: "profile"; profileId: string }
+  | { kind: "domain"; domain: string }
+  | { kind: "profileAndDomain"; profileId: string; domain: string };
+
+export interface Page<T> {
+  items: T[];
+  hasMore: boolean;
+}
+
+export type InsertOutcome =
+  | { outcome: "created" }
+  | { outcome: "duplicate"; existingId: string }
+  | { outcome: "profileGone" };
+
+export interface ConnectionStore {
+  /** Writes the connection and its (org, profile, domain) guard together, or neither. */
+  insert(connection: Connection): Promise<InsertOutcome>;
+  get(org: string, id: string): Promise<Connection | undefined>;
+  list(request: {
+    org: string;
+    scope: ConnectionListScope;
+    offset: number;
+    limit: number;
+    matches?: (connection: Connection) => boolean;
+  }): Promise<Page<Connection>>;
+  /** Sets only the given settings; undefined when the connection does not exist. */
+  updateSettings(org: string, id: string, changes: Partial<ConnectionSettings>, now: string): Promise<Connection | undefined>;
+  /** Removes the record and its guard; undefined when it was already gone. */
+  remove(org: string, id: string): Promise<Connection | undefined>;
+}

@@ -1,0 +1,194 @@
+import { newId } from "../ids.ts";
+import {
+  defaultSettings,
+  noFlow,
+  toConnectionResource,
+  type BrowserTelemetry,
+  type Connection,
+  type ConnectionListScope,
+  type ConnectionSettings,
+  type ConnectionStore,
+  type CredentialRef,
+} from "./connection.ts";
+import { BadRequestError, ConflictError, NotFoundError } from "./errors.ts";
+import type { ProfileStore } from "./profile.ts";
+import { normalizeDomain, type TargetPolicy } from "./targets.ts";
+
+export interface CredentialInput {
+  name?: string;
+  provider?: string;
+  path?: string;
+  auto?: boolean;
+}
+
+export interface SettingsInput {
+  login_url?: string;
+  allowed_domains?: string[];
+  credential?: CredentialInput | null;
+  proxy?: { id?: string; name?: string } | null;
+  health_checks?: boolean;
+  health_check_interval?: number;
+  auto_reauth?: boolean;
+  save_credentials?: boolean;
+  record_session?: boolean;
+  browser_telemetry?: BrowserTelemetry | null;
+}
+
+export interface CreateConnectionInput extends SettingsInput {
+  domain: string;
+  profile_name: string;
+}
+
+export interface ListConnectionsInput {
+  profile_name?: string;
+  domain?: string;
+  query?: string;
+  limit: number;
+  offset: number;
+}
+
+export interface ConnectionsCoreDeps {
+  connections: ConnectionStore;
+  profiles: ProfileStore;
+  policy: TargetPolicy;
+  now?: () => Date;
+}
+
+/** A profile deleted between its lookup and the connection's write is recreated; more is a bug. */
+const maxProfileRaces = 3;
+
+export function connectionsCore(deps: ConnectionsCoreDeps) {
+  const now = () => (deps.now ?? (() => new Date()))().toISOString();
+
+  function settingsFrom(input: SettingsInput): Partial<ConnectionSettings> {
+    const settings: Partial<ConnectionSettings> = {};
+    if (input.login_url !== undefined) settings.login_url = input.login_url === "" ? null : input.login_url;
+    if (input.allowed_domains !== undefined) {
+      const normalized = input.allowed_domains.map((domain, index) =>
+        normalizeDomain(domain, `allowed_domains[${index}]`, deps.policy),
+      );
+      settings.allowed_domains = [...new Set(normalized)];
+    }
+    if (input.credential !== undefined) settings.credential = input.credential === null ? null : credentialRef(input.credential);
+    if (input.proxy !== undefined) settings.proxy_id = input.proxy === null ? null : proxyId(input.proxy);
+    for (const flag of ["health_checks", "auto_reauth", "save_credentials", "record_session"] as const) {
+      if (input[flag] !== undefined) settings[flag] = input[flag];
+    }
+    if (input.health_check_interval !== undefined) settings.health_check_interval = input.health_check_interval;
+    if (input.browser_telemetry !== undefined) settings.browser_telemetry = input.browser_telemetry;
+    return settings;
+  }
+
+  async function get(org: string, id: string) {
+    const connection = await deps.connections.get(org, id);
+    if (!connection) throw new NotFoundError(`auth connection '${id}' not found`);
+    return connection;
+  }
+
+  return {
+    async create(org: string, input: CreateConnectionInput) {
+      const domain = normalizeDomain(input.domain, "domain", deps.policy);
+      const settings = { ...defaultSettings, ...settingsFrom(input) };
+      for (let attempt = 1; ; attempt++) {
+        const createdAt = now();
+        const profile = await deps.profiles.getOrCreateByName(org, {
+          id: newId("pr"),
+          name: input.profile_name,
+          created_at: createdAt,
+          updated_at: createdAt,
+          last_used_at: null,
+        });
+        const connection: Connection = {
+          id: newId("ac"),
+          org,
+          profile_id: profile.id,
+          profile_name: profile.name,
+          domain,
+          created_at: createdAt,
+          updated_at: createdAt,
+          version: 1,
+          status: "NEEDS_AUTH",
+          last_auth_check_at: null,
+          last_auth_at: null,
+          can_reauth: false,
+          can_reauth_reason: "no_prior_successful_login",
+          post_login_url: null,
+          ...settings,
+          ...noFlow,
+        };
+        const result = await deps.connections.insert(connection);
+        if (result.outcome === "created") return toConnectionResource(connection);
+        if (result.outcome === "duplicate") {
+          throw new ConflictError(
+            `an auth connection for profile '${input.profile_name}' and domain '${domain}' already exists`,
+            result.existingId,
+          );
+        }
+        if (attempt >= maxProfileRaces) {
+          throw new ConflictError(`profile '${input.profile_name}' was deleted while the connection was being created`);
+        }
+      }
+    },
+
+    async get(org: string, id: string) {
+      return toConnectionResource(await get(org, id));
+    },
+
+    async list(org: string, input: ListConnectionsInput) {
+      const scope = await listScope(org, input);
+      if (!scope) return { items: [], hasMore: false };
+      const needle = input.query?.toLowerCase();
+      const page = await deps.connections.list({
+        org,
+        scope,
+        offset: input.offset,
+        limit: input.limit,
+        matches: needle
+          ? (connection) =>
+              connection.id.toLowerCase().includes(needle) ||
+              connection.domain.includes(needle) ||
+              connection.profile_name.toLowerCase().includes(needle)
+          : undefined,
+      });
+      return { items: page.items.map(toConnectionResource), hasMore: page.hasMore };
+    },
+
+    async update(org: string, id: string, input: SettingsInput) {
+      const changes = settingsFrom(input);
+      if (Object.keys(changes).length === 0) return toConnectionResource(await get(org, id));
+      const updated = await deps.connections.updateSettings(org, id, changes, now());
+      if (!updated) throw new NotFoundError(`auth connection '${id}' not found`);
+      return toConnectionResource(updated);
+    },
+
+    async remove(org: string, id: string) {
+      // The workflow issue stops the connection's execution and cancels its login flow here,
+      // before the record goes, so that no execution outlives its connection.
+      const removed = await deps.connections.remove(org, id);
+      if (!removed) throw new NotFoundError(`auth connection '${id}' not found`);
+    },
+  };
+
+  async function listScope(org: string, input: ListConnectionsInput): Promise<ConnectionListScope | undefined> {
+    const domain = input.domain === undefined ? undefined : input.domain.trim().toLowerCase();
+    if (input.profile_name === undefined) return domain === undefined ? { kind: "org" } : { kind: "domain", domain };
+    const profile = await deps.profiles.findByName(org, input.profile_name);
+    if (!profile) return undefined;
+    return domain === undefined
+      ? { kind: "profile", profileId: profile.id }
+      : { kind: "profileAndDomain", profileId: profile.id, domain };
+  }
+}
+
+export type ConnectionsCore = ReturnType<typeof connectionsCore>;
+
+function credentialRef(input: CredentialInput): CredentialRef {
+  return { name: input.name ?? null, provider: input.provider ?? null, path: input.path ?? null, auto: input.auto ?? false };
+}
+
+function proxyId(input: { id?: string; name?: string }): string {
+  if (input.id !== undefined) return input.id;
+  throw new BadRequestError("proxy.name: this deployment keeps no proxy registry to look names up in; give proxy.id", [
+    { code: "proxy.name", message: "proxies can be referenced by id only" },
+  ]);
+}

@@ -1,0 +1,70 @@
+/** A failure the caller caused or can act on; the HTTP layer maps it to a status and the error body. */
+export class AppError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly details: ErrorDetail[] | undefined;
+  readonly extra: Record<string, string> | undefined;
+
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    options: { details?: ErrorDetail[]; extra?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.details = options.details;
+    this.extra = options.extra;
+  }
+}
+
+export interface ErrorDetail {
+  code: string;
+  message: string;
+}
+
+export class BadRequestError extends AppError {
+  constructor(message: string, details?: ErrorDetail[]) {
+    super(400, "bad_request", message, { details });
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(message = "missing or unknown API key: send 'Authorization: Bearer <api key>'") {
+    super(401, "unauthorized", message);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message: string) {
+    super(404, "not_found", message);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string, existingId?: string) {
+    super(409, "conflict", message, {
+      details: existingId ? [{ code: "existing_id", message: existingId }] : undefined,
+      extra: existingId ? { existing_id: existingId } : undefined,
+    });
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(limitBytes: number) {
+    super(413, "payload_too_large", `request body is larger than the ${limitBytes} byte limit`);
+  }
+}
+
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(message: string) {
+    super(415, "unsupported_media_type", message);
+  }
+}
+
+export class ServiceUnavailableError extends AppError {
+  constructor(message: string) {
+    super(503, "service_unavailable", message);
+  }
+}

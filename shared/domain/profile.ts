@@ -1,0 +1,16 @@
+export interface Profile {
+  id: string;
+  name: string;
+  created_at: string;
+  updated_at: string;
+  last_used_at: string | null;
+}
+
+/** Profile, pool and credential names: what the API promises to accept, and nothing else. */
+export const namePattern = /^[A-Za-z0-9._-]{1,255}$/;
+
+export interface ProfileStore {
+  /** Returns the org's profile of that name, creating `candidate` when there is none; race-free. */
+  getOrCreateByName(org: string, candidate: Profile): Promise<Profile>;
+  findByName(org: string, name: string): Promise<Profile | undefined>;
+}

@@ -1,0 +1,35 @@
+import { AppError } from "../domain/errors.ts";
+
+export interface HttpResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+const jsonType = { "content-type": "application/json" };
+
+export function json(statusCode: number, value: unknown, headers: Record<string, string> = {}): HttpResponse {
+  return { statusCode, headers: { ...jsonType, ...headers }, body: JSON.stringify(value) };
+}
+
+export const ok = (value: unknown) => json(200, value);
+export const created = (value: unknown) => json(201, value);
+export const noContent = (): HttpResponse => ({ statusCode: 204, headers: {}, body: "" });
+
+/** A list page: a bare array and the two headers the official client pages by. */
+export function page(items: unknown[], hasMore: boolean, offset: number, limit: number): HttpResponse {
+  return json(200, items, { "x-has-more": String(hasMore), "x-next-offset": String(hasMore ? offset + limit : 0) });
+}
+
+/** The one mapping from a failure to the error body; anything unexpected is masked as a 500. */
+export function errorResponse(error: unknown, requestId: string): HttpResponse {
+  if (error instanceof AppError) {
+    const body: Record<string, unknown> = { code: error.code, message: error.message };
+    if (error.details) body.details = error.details;
+    Object.assign(body, error.extra);
+    const retryable = error.status === 408 || error.status === 429 || error.status >= 500;
+    const headers: Record<string, string> = retryable ? { "retry-after": "1" } : { "x-should-retry": "false" };
+    return json(error.status, body, headers);
+  }
+  return json(500, { code: "internal_error", message: `internal error; quote request id ${requestId} when reporting it` });
+}

@@ -1,0 +1,33 @@
+import { loadConfig, type Config } from "./config.ts";
+import { apiKeysCore } from "./domain/api-keys.ts";
+import { connectionsCore } from "./domain/connections.ts";
+import { dynamoApiKeyStore } from "./store/api-keys-store.ts";
+import { dynamoConnectionStore } from "./store/connections-store.ts";
+import { createDocumentClient } from "./store/dynamo.ts";
+import { dynamoProfileStore } from "./store/profiles-store.ts";
+
+/** The composition root: AWS clients are built once per process from the validated config. */
+export function buildServices(config: Config) {
+  const db = createDocumentClient({ region: config.AWS_REGION, endpoint: config.DYNAMODB_ENDPOINT });
+  const profiles = dynamoProfileStore(db, config.TABLE_NAME);
+  return {
+    config,
+    db,
+    connections: connectionsCore({
+      connections: dynamoConnectionStore(db, config.TABLE_NAME),
+      profiles,
+      policy: { allowPrivateTargets: config.DEPLOYMENT_MODE === "local" },
+    }),
+    apiKeys: apiKeysCore({ store: dynamoApiKeyStore(db, config.TABLE_NAME), cacheSeconds: config.API_KEY_CACHE_SECONDS }),
+  };
+}
+
+export type Services = ReturnType<typeof buildServices>;
+
+let processServices: Services | undefined;
+
+/** Built on first use (a Lambda cold start, or the local gateway's first request), then reused. */
+export function services(): Services {
+  processServices ??= buildServices(loadConfig());
+  return processServices;
+}

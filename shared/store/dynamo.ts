@@ -1,0 +1,55 @@
+import { DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ServiceUnavailableError } from "../domain/errors.ts";
+
+export interface DynamoSettings {
+  region: string;
+  endpoint?: string;
+}
+
+export function createDocumentClient(settings: DynamoSettings): DynamoDBDocumentClient {
+  const client = new DynamoDBClient({
+    region: settings.region,
+    ...(settings.endpoint
+      ? { endpoint: settings.endpoint, credentials: { accessKeyId: "local", secretAccessKey: "local" } }
+      : {}),
+  });
+  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+}
+
+/** Why each item of a cancelled transaction failed, in request order ("None" where it did not). */
+export type CancellationCodes = string[];
+
+export type TransactOutcome = { committed: true } | { committed: false; reasons: CancellationCodes };
+
+const maxConflictRetries = 12;
+
+/**
+ * Runs a transaction; a condition failure is an expected outcome returned to the caller, while a
+ * conflict with a concurrent transaction on the same items is retried with jittered backoff.
+ */
+export async function transact(db: DynamoDBDocumentClient, input: TransactWriteCommandInput): Promise<TransactOutcome> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await db.send(new TransactWriteCommand(input));
+      return { committed: true };
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      const reasons = (error.CancellationReasons ?? []).map((reason) => reason.Code ?? "None");
+      const conflicted = reasons.some((code) => code === "TransactionConflict");
+      const conditionFailed = reasons.some((code) => code === "ConditionalCheckFailed");
+      if (conditionFailed || !conflicted) return { committed: false, reasons };
+      if (attempt >= maxConflictRetries) {
+        throw new ServiceUnavailableError("too many concurrent changes to the same resource; retry the request");
+      }
+      await sleep(Math.random() * Math.min(200, 5 * 2 ** attempt));
+    }
+  }
+}
+
+/** Drops the key and index attributes so only the entity's own fields remain. */
+export function withoutKeys<T>(item: Record<string, unknown>): T {
+  const { pk, sk, gsi1pk, gsi1sk, gsi2pk, gsi2sk, gsi3pk, gsi3sk, entity, ...rest } = item;
+  return rest as T;
+}

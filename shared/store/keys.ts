@@ -1,0 +1,24 @@
+/**
+ * Every key the store writes, in one place. The org is part of every partition key, so a read
+ * with the wrong org misses by construction.
+ */
+export const keys = {
+  connection: (org: string, id: string) => ({ pk: `CONN#${org}#${id}`, sk: "CONN" }),
+  /** Keyed by profile id, not name, so a profile rename cannot orphan the guard. */
+  connectionGuard: (org: string, profileId: string, domain: string) => ({
+    pk: `CONNKEY#${org}#${profileId}#${domain}`,
+    sk: "CONNKEY",
+  }),
+  profile: (org: string, id: string) => ({ pk: `PROFILE#${org}#${id}`, sk: "PROFILE" }),
+  profileName: (org: string, name: string) => ({ pk: `PROFILENAME#${org}#${name}`, sk: "PROFILENAME" }),
+  apiKey: (keyHash: string) => ({ pk: `APIKEY#${keyHash}`, sk: "APIKEY" }),
+};
+
+export const indexKeys = {
+  connectionsOfOrg: (org: string) => `ORG#${org}#CONN`,
+  connectionsOfProfile: (org: string, profileId: string) => `ORG#${org}#CONN#PROFILE#${profileId}`,
+  connectionsOfDomain: (org: string, domain: string) => `ORG#${org}#CONN#DOMAIN#${domain}`,
+  profilesOfOrg: (org: string) => `ORG#${org}#PROFILE`,
+  /** Sort key of every list index: newest first under a reverse query, ties broken by id. */
+  createdOrder: (createdAt: string, id: string) => `${createdAt}#${id}`,
+};
