@@ -14,6 +14,8 @@ export interface LocalStackOptions {
   dataDir?: string;
   apiKey?: string;
   tableName?: string;
+  /** Use an already running DynamoDB Local (tests share one) instead of starting one. */
+  dynamoEndpoint?: string;
 }
 
 export interface LocalStack {
@@ -28,7 +30,9 @@ export interface LocalStack {
  * the `local` org, and the gateway mounting the deployed handler files.
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
-  const dynamo = await startDynamoDbLocal({ dataDir: options.dataDir && join(options.dataDir, "dynamodb") });
+  const dynamo = options.dynamoEndpoint
+    ? { endpoint: options.dynamoEndpoint, stop: async () => {} }
+    : await startDynamoDbLocal({ dataDir: options.dataDir && join(options.dataDir, "dynamodb") });
   try {
     const tableName = options.tableName ?? "auth-connections";
     await ensureTable(dynamo.endpoint, tableName);

@@ -24,38 +24,28 @@ export function zstdDecompressStream(): Transform {
 }
 
 /**
- * Says why `buf` is not a sequence of complete zstd frames, or returns undefined when it is.
- * Node's decoder ends silently on a truncated frame, so only a walk over the block headers
- * (cheap: no decompression) tells a complete archive from a cut-off one.
+ * Says why `buf` is not exactly one complete zstd frame, or returns undefined when it is.
+ * Node 22's decoder ends silently on a truncated frame, and drops a frame that follows another
+ * within one written chunk; walking the block headers (no decompression) catches both.
  */
-export function zstdFramingProblem(buf: Uint8Array): string | undefined {
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  let offset = 0;
-  while (offset < buf.byteLength) {
-    const magic = offset + 8 <= buf.byteLength ? view.getUint32(offset, true) : undefined;
-    if (magic === 0xfd2fb528) {
-      const end = frameEnd(buf, offset);
-      if (end === undefined) return `the zstd frame at byte ${offset} is truncated or malformed`;
-      offset = end;
-    } else if (magic !== undefined && (magic & 0xfffffff0) === 0x184d2a50) {
-      offset += 8 + view.getUint32(offset + 4, true);
-    } else {
-      return offset === 0 ? "not a zstd frame" : `unexpected bytes after the zstd frame ending at byte ${offset}`;
-    }
-  }
-  return offset === buf.byteLength ? undefined : "the last zstd frame is truncated";
+export function zstdFrameProblem(buf: Uint8Array): string | undefined {
+  if (!isZstdFrame(buf)) return "it does not start with the zstd magic number";
+  const end = frameEnd(buf);
+  if (end === undefined) return "the zstd frame is truncated or malformed";
+  if (end < buf.byteLength) return `${buf.byteLength - end} bytes follow the zstd frame; send a single-frame archive`;
+  return undefined;
 }
 
-/** Byte offset just past the frame starting at `start`, following RFC 8878 section 3.1.1. */
-function frameEnd(buf: Uint8Array, start: number): number | undefined {
-  const descriptor = buf[start + 4];
+/** Byte offset just past the frame that starts `buf`, following RFC 8878 section 3.1.1. */
+function frameEnd(buf: Uint8Array): number | undefined {
+  const descriptor = buf[4];
   if (descriptor === undefined || (descriptor & 0x08) !== 0) return undefined;
   const contentSizeFlag = descriptor >> 6;
   const singleSegment = (descriptor & 0x20) !== 0;
   const hasChecksum = (descriptor & 0x04) !== 0;
   const dictionaryIdBytes = [0, 1, 2, 4][descriptor & 0x03] ?? 0;
   const contentSizeBytes = [singleSegment ? 1 : 0, 2, 4, 8][contentSizeFlag] ?? 0;
-  let offset = start + 5 + (singleSegment ? 0 : 1) + dictionaryIdBytes + contentSizeBytes;
+  let offset = 5 + (singleSegment ? 0 : 1) + dictionaryIdBytes + contentSizeBytes;
   for (;;) {
     const b0 = buf[offset];
     const b1 = buf[offset + 1];

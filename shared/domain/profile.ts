@@ -9,8 +9,14 @@ export interface Profile {
 /** Profile, pool and credential names: what the API promises to accept, and nothing else. */
 export const namePattern = /^[A-Za-z0-9._-]{1,255}$/;
 
+/** What the name guard holds: enough to link a connection without reading the profile. */
+export interface ProfileRef {
+  id: string;
+  name: string;
+}
+
 export interface ProfileStore {
-  /** Returns the org's profile of that name, creating `candidate` when there is none; race-free. */
-  getOrCreateByName(org: string, candidate: Profile): Promise<Profile>;
-  findByName(org: string, name: string): Promise<Profile | undefined>;
+  /** The org's profile of that name, creating `candidate` when there is none; race-free. */
+  getOrCreateByName(org: string, candidate: Profile): Promise<ProfileRef>;
+  findByName(org: string, name: string): Promise<ProfileRef | undefined>;
 }

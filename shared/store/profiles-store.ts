@@ -1,19 +1,15 @@
 import { GetCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import type { Profile, ProfileStore } from "../domain/profile.ts";
-import { transact, withoutKeys } from "./dynamo.ts";
+import type { ProfileRef, ProfileStore } from "../domain/profile.ts";
+import { transact } from "./dynamo.ts";
 import { indexKeys, keys } from "./keys.ts";
 
-/** A lost race costs one pass; a guard that still points nowhere after these is corruption. */
+/** A lost race costs one pass; losing this many in a row means something else is wrong. */
 const maxPasses = 4;
 
 export function dynamoProfileStore(db: DynamoDBDocumentClient, tableName: string): ProfileStore {
-  async function findByName(org: string, name: string): Promise<Profile | undefined> {
+  async function findByName(org: string, name: string): Promise<ProfileRef | undefined> {
     const guard = await db.send(new GetCommand({ TableName: tableName, Key: keys.profileName(org, name), ConsistentRead: true }));
-    if (!guard.Item) return undefined;
-    const profile = await db.send(
-      new GetCommand({ TableName: tableName, Key: keys.profile(org, guard.Item.profile_id as string), ConsistentRead: true }),
-    );
-    return profile.Item ? withoutKeys<Profile>(profile.Item) : undefined;
+    return guard.Item ? { id: guard.Item.profile_id as string, name } : undefined;
   }
 
   return {
@@ -50,9 +46,9 @@ export function dynamoProfileStore(db: DynamoDBDocumentClient, tableName: string
             },
           ],
         });
-        if (outcome.committed) return candidate;
+        if (outcome.committed) return { id: candidate.id, name: candidate.name };
       }
-      throw new Error(`profile name guard for '${candidate.name}' points at no profile`);
+      throw new Error(`profile '${candidate.name}' kept changing while it was being created`);
     },
   };
 }

@@ -1,0 +1,109 @@
+import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { localClient } from "../../infra/local/dynamodb-local.ts";
+import { startTestStack } from "../support/stack.ts";
+
+let stack: Awaited<ReturnType<typeof startTestStack>>;
+let db: DynamoDBDocumentClient;
+let existingId: string;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  db = DynamoDBDocumentClient.from(localClient(stack.dynamoEndpoint));
+  const created = await send("POST", "/auth/connections", { json: { domain: "taken.com", profile_name: "owner" } });
+  existingId = ((await created.json()) as { id: string }).id;
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface Attempt {
+  json?: unknown;
+  raw?: string | Buffer;
+  contentType?: string;
+  auth?: string | null;
+}
+
+function send(method: string, path: string, attempt: Attempt = {}): Promise<Response> {
+  const headers: Record<string, string> = {};
+  if (attempt.auth !== null) headers.authorization = attempt.auth ?? `Bearer ${stack.apiKey}`;
+  const body = attempt.json !== undefined ? JSON.stringify(attempt.json) : attempt.raw;
+  if (body !== undefined) headers["content-type"] = attempt.contentType ?? "application/json";
+  return fetch(`${stack.url}${path}`, { method, headers, body });
+}
+
+async function tableContents() {
+  const scan = await db.send(new ScanCommand({ TableName: stack.tableName, ConsistentRead: true }));
+  return (scan.Items ?? []).sort((a, b) => `${a.pk}${a.sk}`.localeCompare(`${b.pk}${b.sk}`));
+}
+
+const create = (json: unknown): [string, string, Attempt] => ["POST", "/auth/connections", { json }];
+const patch = (json: unknown): [string, string, Attempt] => ["PATCH", "/auth/connections/{existing}", { json }];
+const list = (query: string): [string, string, Attempt] => ["GET", `/auth/connections?${query}`, {}];
+
+const cases: Array<{ name: string; request: [string, string, Attempt]; status: number; code: string; mentions: string }> = [
+  { name: "malformed JSON", request: ["POST", "/auth/connections", { raw: '{"domain": "x.com",' }], status: 400, code: "bad_request", mentions: "not valid JSON" },
+  { name: "JSON array body", request: create([1, 2]), status: 400, code: "bad_request", mentions: "body" },
+  { name: "JSON string body", request: create("hello"), status: 400, code: "bad_request", mentions: "body" },
+  { name: "empty body on create", request: ["POST", "/auth/connections", { raw: "" }], status: 400, code: "bad_request", mentions: "domain" },
+  { name: "missing domain", request: create({ profile_name: "p" }), status: 400, code: "bad_request", mentions: "domain" },
+  { name: "missing profile_name", request: create({ domain: "x.com" }), status: 400, code: "bad_request", mentions: "profile_name" },
+  { name: "domain of the wrong type", request: create({ domain: 42, profile_name: "p" }), status: 400, code: "bad_request", mentions: "domain" },
+  { name: "empty domain", request: create({ domain: "", profile_name: "p" }), status: 400, code: "bad_request", mentions: "domain" },
+  { name: "domain given as a URL", request: create({ domain: "https://x.com/login", profile_name: "p" }), status: 400, code: "bad_request", mentions: "domain" },
+  { name: "domain with a port", request: create({ domain: "x.com:8443", profile_name: "p" }), status: 400, code: "bad_request", mentions: "domain" },
+  { name: "domain with an empty label", request: create({ domain: "a..com", profile_name: "p" }), status: 400, code: "bad_request", mentions: "domain" },
+  { name: "domain with a leading hyphen", request: create({ domain: "-bad.com", profile_name: "p" }), status: 400, code: "bad_request", mentions: "domain" },
+  { name: "over-long domain", request: create({ domain: `${"a".repeat(250)}.com`, profile_name: "p" }), status: 400, code: "bad_request", mentions: "domain" },
+  { name: "empty profile_name", request: create({ domain: "x.com", profile_name: "" }), status: 400, code: "bad_request", mentions: "profile_name" },
+  { name: "over-long profile_name", request: create({ domain: "x.com", profile_name: "p".repeat(256) }), status: 400, code: "bad_request", mentions: "profile_name" },
+  { name: "profile_name with a slash", request: create({ domain: "x.com", profile_name: "a/b" }), status: 400, code: "bad_request", mentions: "profile_name" },
+  { name: "interval below 300", request: create({ domain: "x.com", profile_name: "p", health_check_interval: 299 }), status: 400, code: "bad_request", mentions: "health_check_interval" },
+  { name: "interval above 86400", request: create({ domain: "x.com", profile_name: "p", health_check_interval: 86401 }), status: 400, code: "bad_request", mentions: "health_check_interval" },
+  { name: "fractional interval", request: create({ domain: "x.com", profile_name: "p", health_check_interval: 300.5 }), status: 400, code: "bad_request", mentions: "health_check_interval" },
+  { name: "health_checks as a string", request: create({ domain: "x.com", profile_name: "p", health_checks: "yes" }), status: 400, code: "bad_request", mentions: "health_checks" },
+  { name: "login_url that is not http", request: create({ domain: "x.com", profile_name: "p", login_url: "ftp://x.com" }), status: 400, code: "bad_request", mentions: "login_url" },
+  { name: "credential of no known shape", request: create({ domain: "x.com", profile_name: "p", credential: { path: "a/b" } }), status: 400, code: "bad_request", mentions: "credential" },
+  { name: "allowed_domains with a URL", request: create({ domain: "x.com", profile_name: "p", allowed_domains: ["ok.com", "http://no.com"] }), status: 400, code: "bad_request", mentions: "allowed_domains[1]" },
+  { name: "proxy by name", request: create({ domain: "x.com", profile_name: "p", proxy: { name: "eu" } }), status: 400, code: "bad_request", mentions: "proxy" },
+  { name: "duplicate create", request: create({ domain: "taken.com", profile_name: "owner" }), status: 409, code: "conflict", mentions: "already exists" },
+  { name: "create as form data", request: ["POST", "/auth/connections", { raw: "domain=x.com", contentType: "application/x-www-form-urlencoded" }], status: 415, code: "unsupported_media_type", mentions: "application/json" },
+  { name: "body over 1 MiB", request: ["POST", "/auth/connections", { raw: Buffer.alloc(1024 * 1024 + 10, 32) }], status: 413, code: "payload_too_large", mentions: "limit" },
+  { name: "update with a wrong type", request: patch({ auto_reauth: "false" }), status: 400, code: "bad_request", mentions: "auto_reauth" },
+  { name: "update with interval out of range", request: patch({ health_check_interval: 10 }), status: 400, code: "bad_request", mentions: "health_check_interval" },
+  { name: "update of an unknown id", request: ["PATCH", "/auth/connections/ac_unknown", { json: { auto_reauth: false } }], status: 404, code: "not_found", mentions: "ac_unknown" },
+  { name: "get of an unknown id", request: ["GET", "/auth/connections/ac_unknown", {}], status: 404, code: "not_found", mentions: "ac_unknown" },
+  { name: "delete of an unknown id", request: ["DELETE", "/auth/connections/ac_unknown", {}], status: 404, code: "not_found", mentions: "ac_unknown" },
+  { name: "limit 0", request: list("limit=0"), status: 400, code: "bad_request", mentions: "limit" },
+  { name: "limit 101", request: list("limit=101"), status: 400, code: "bad_request", mentions: "limit" },
+  { name: "limit -1", request: list("limit=-1"), status: 400, code: "bad_request", mentions: "limit" },
+  { name: "limit abc", request: list("limit=abc"), status: 400, code: "bad_request", mentions: "limit" },
+  { name: "offset -5", request: list("offset=-5"), status: 400, code: "bad_request", mentions: "offset" },
+  { name: "no token", request: ["GET", "/auth/connections", { auth: null }], status: 401, code: "unauthorized", mentions: "API key" },
+  { name: "wrong token", request: ["GET", "/auth/connections", { auth: "Bearer ak_wrong" }], status: 401, code: "unauthorized", mentions: "API key" },
+  { name: "token without Bearer", request: ["DELETE", "/auth/connections/{existing}", { auth: "ak_wrong" }], status: 401, code: "unauthorized", mentions: "API key" },
+  { name: "unknown route", request: ["GET", "/auth/nothing-here", {}], status: 404, code: "not_found", mentions: "/auth/nothing-here" },
+];
+
+describe("bad input", () => {
+  it.each(cases)("$name answers $status $code and changes nothing", async ({ request, status, code, mentions }) => {
+    const [method, path, attempt] = request;
+    const before = await tableContents();
+
+    const response = await send(method, path.replace("{existing}", existingId), attempt);
+    const body = (await response.json()) as { code: string; message: string };
+
+    expect(response.status).toBe(status);
+    expect(response.headers.get("content-type")).toBe("application/json");
+    expect(response.headers.get("x-should-retry")).toBe("false");
+    expect(body.code).toBe(code);
+    expect(body.message).toContain(mentions);
+    expect(JSON.stringify(body)).not.toMatch(/at \w+ \(|node_modules|\.ts:\d+/);
+    expect(await tableContents()).toEqual(before);
+  });
+
+  it("holds more than 25 cases", () => {
+    expect(cases.length).toBeGreaterThanOrEqual(25);
+  });
+});

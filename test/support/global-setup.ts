@@ -1,0 +1,15 @@
+import type { TestProject } from "vitest/node";
+import { startDynamoDbLocal } from "../../infra/local/dynamodb-local.ts";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    dynamoEndpoint: string;
+  }
+}
+
+/** One in-memory DynamoDB Local for the whole run; each test file works in its own table or org. */
+export default async function setup(project: TestProject) {
+  const dynamo = await startDynamoDbLocal();
+  project.provide("dynamoEndpoint", dynamo.endpoint);
+  return () => dynamo.stop();
+}

@@ -1,0 +1,15 @@
+import Kernel from "@onkernel/sdk";
+import { randomBytes } from "node:crypto";
+import { inject } from "vitest";
+import { startLocalStack, type LocalStack } from "../../infra/local/stack.ts";
+
+/** The local runtime (gateway + handlers) on the shared DynamoDB Local, in a table of its own. */
+export async function startTestStack(): Promise<LocalStack & { tableName: string }> {
+  const tableName = `test-${randomBytes(6).toString("hex")}`;
+  const stack = await startLocalStack({ port: 0, dynamoEndpoint: inject("dynamoEndpoint"), tableName });
+  return { ...stack, tableName };
+}
+
+export function officialClient(stack: LocalStack): Kernel {
+  return new Kernel({ baseURL: stack.url, apiKey: stack.apiKey });
+}
