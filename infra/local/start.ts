@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { z } from "zod";
+import { runningFile, runningInstance } from "./running.ts";
 import { startLocalStack } from "./stack.ts";
 
 const env = z
@@ -16,19 +17,9 @@ if (!env.success) {
 }
 const { PORT, DATA_DIR, LOCAL_API_KEY } = env.data;
 const dataDir = resolve(DATA_DIR);
-const lockFile = join(dataDir, "running.json");
+const lockFile = runningFile(dataDir);
 
-function runningInstance(): { pid: number; url: string } | undefined {
-  try {
-    const running = JSON.parse(readFileSync(lockFile, "utf8")) as { pid: number; url: string };
-    process.kill(running.pid, 0);
-    return running;
-  } catch {
-    return undefined;
-  }
-}
-
-const running = runningInstance();
+const running = runningInstance(dataDir);
 if (running) {
   process.stderr.write(
     `The service is already running from ${dataDir} (pid ${running.pid}) at ${running.url}.\n` +
@@ -50,7 +41,7 @@ try {
   process.stderr.write(`could not start the service: ${message}${hint}\n`);
   process.exit(1);
 }
-writeFileSync(lockFile, JSON.stringify({ pid: process.pid, url: stack.url }));
+writeFileSync(lockFile, JSON.stringify({ pid: process.pid, url: stack.url, dynamoEndpoint: stack.dynamoEndpoint }));
 
 process.stdout.write(
   [

@@ -19,11 +19,11 @@ export function normalizeDomain(raw: string, field: string, policy: TargetPolicy
   };
   if (domain.length === 0) fail("must not be empty");
   if (domain.length > 253) fail("must be at most 253 characters");
-  if (/[/:?#@\s]/.test(domain)) fail(`'${raw}' is not a bare host name: give it without scheme, port or path`);
   if (isIP(domain) !== 0 || domain === "localhost") {
     if (!policy.allowPrivateTargets) fail(`'${raw}' is an IP address or localhost, which this deployment does not allow`);
     return domain;
   }
+  if (/[/:?#@\s]/.test(domain)) fail(`'${raw}' is not a bare host name: give it without scheme, port or path`);
   const labels = domain.split(".");
   if (labels.length < 2 || !labels.every((label) => hostLabel.test(label))) {
     fail(`'${raw}' is not a valid host name`);

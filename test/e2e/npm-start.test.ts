@@ -1,0 +1,76 @@
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+const startScript = resolve(import.meta.dirname, "../../infra/local/start.ts");
+const apiKeyScript = resolve(import.meta.dirname, "../../scripts/api-key.ts");
+const dataDir = mkdtempSync(join(tmpdir(), "acs-start-"));
+const children: ChildProcessWithoutNullStreams[] = [];
+
+function start() {
+  const child = spawn(process.execPath, [startScript], { env: { ...process.env, PORT: "0", DATA_DIR: dataDir } });
+  children.push(child);
+  let output = "";
+  child.stdout.on("data", (chunk) => (output += chunk));
+  child.stderr.on("data", (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+  const ready = new Promise<{ url: string; apiKey: string }>((done, fail) => {
+    child.stdout.on("data", () => {
+      const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
+      const apiKey = /API key \(org 'local'\): (\S+)/.exec(output)?.[1];
+      if (url && apiKey) done({ url, apiKey });
+    });
+    void exited.then((code) => fail(new Error(`exited with ${code}: ${output}`)));
+  });
+  // A start that is expected to be refused never becomes ready; that is not an unhandled failure.
+  ready.catch(() => undefined);
+  return { child, ready, exited, output: () => output };
+}
+
+afterAll(() => {
+  for (const child of children) child.kill("SIGKILL");
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("npm start", () => {
+  it("serves the API, mints org keys into the running service, refuses a second start, stops on Ctrl-C and keeps data and key across restarts", async () => {
+    const first = start();
+    const { url, apiKey } = await first.ready;
+    const auth = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
+    const created = await fetch(`${url}/auth/connections`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ domain: "kept.example.com", profile_name: "survivor" }),
+    });
+    const { id } = (await created.json()) as { id: string };
+    const minted = execFileSync(process.execPath, [apiKeyScript, "--org", "acme"], { env: { ...process.env, DATA_DIR: dataDir } });
+    const acmeKey = /\n(ak_\S+)/.exec(minted.toString())?.[1];
+    const acmeView = await fetch(`${url}/auth/connections/${id}`, { headers: { authorization: `Bearer ${acmeKey}` } });
+    const acmeList = await fetch(`${url}/auth/connections`, { headers: { authorization: `Bearer ${acmeKey}` } });
+
+    const second = start();
+    const secondExit = await second.exited;
+    first.child.kill("SIGINT");
+    const firstExit = await first.exited;
+    const lockRemoved = !existsSync(join(dataDir, "running.json"));
+    const again = start();
+    const restarted = await again.ready;
+    const fetched = await fetch(`${restarted.url}/auth/connections/${id}`, { headers: auth });
+    again.child.kill("SIGINT");
+    await again.exited;
+
+    expect(created.status).toBe(201);
+    expect(acmeView.status).toBe(404);
+    expect(acmeList.status).toBe(200);
+    expect(await acmeList.json()).toEqual([]);
+    expect(secondExit).toBe(1);
+    expect(second.output()).toContain("already running");
+    expect(firstExit).toBe(0);
+    expect(lockRemoved).toBe(true);
+    expect(restarted.apiKey).toBe(apiKey);
+    expect(fetched.status).toBe(200);
+    expect(await fetched.json()).toMatchObject({ id, domain: "kept.example.com" });
+  });
+});

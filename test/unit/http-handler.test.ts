@@ -1,0 +1,84 @@
+import type { APIGatewayProxyEvent } from "aws-lambda";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ConflictError } from "#shared/domain/errors.ts";
+import { httpHandler } from "#shared/http/handler.ts";
+import { ok } from "#shared/http/responses.ts";
+
+function event(overrides: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent {
+  return {
+    resource: "/things",
+    path: "/things",
+    httpMethod: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: null,
+    isBase64Encoded: false,
+    pathParameters: null,
+    queryStringParameters: null,
+    requestContext: { requestId: "req-1", authorizer: { org: "acme" } },
+    ...overrides,
+  } as unknown as APIGatewayProxyEvent;
+}
+
+describe("httpHandler", () => {
+  it("hands the validated body and the caller's org to the core call", async () => {
+    const seen: unknown[] = [];
+    const handler = httpHandler({ body: z.object({ n: z.number() }) }, async (request) => {
+      seen.push([request.org, request.body]);
+      return ok({ done: true });
+    });
+
+    const response = await handler(event({ body: JSON.stringify({ n: 3, extra: "ignored" }) }));
+
+    expect(response.statusCode).toBe(200);
+    expect(seen).toEqual([["acme", { n: 3 }]]);
+  });
+
+  it("masks an unexpected failure as a 500 without its message or stack", async () => {
+    const handler = httpHandler({}, async () => {
+      throw new Error("secret detail at /srv/app/core.ts:12");
+    });
+
+    const response = await handler(event());
+
+    expect(response.statusCode).toBe(500);
+    expect(JSON.parse(response.body)).toEqual({
+      code: "internal_error",
+      message: "internal error; quote request id req-1 when reporting it",
+    });
+    expect(response.headers?.["x-should-retry"]).toBeUndefined();
+  });
+
+  it("maps a conflict to 409 with existing_id and no retry", async () => {
+    const handler = httpHandler({}, async () => {
+      throw new ConflictError("taken", "ac_1");
+    });
+
+    const response = await handler(event());
+
+    expect(response.statusCode).toBe(409);
+    expect(response.headers?.["x-should-retry"]).toBe("false");
+    expect(JSON.parse(response.body)).toEqual({
+      code: "conflict",
+      message: "taken",
+      details: [{ code: "existing_id", message: "ac_1" }],
+      existing_id: "ac_1",
+    });
+  });
+
+  it("answers 401 when no authorizer context reached the handler", async () => {
+    const handler = httpHandler({}, async () => ok({}));
+
+    const response = await handler(event({ requestContext: { requestId: "req-2" } } as Partial<APIGatewayProxyEvent>));
+
+    expect(response.statusCode).toBe(401);
+  });
+
+  it("reads a base64-encoded JSON body as API Gateway may send it", async () => {
+    const handler = httpHandler({ body: z.object({ n: z.number() }) }, async (request) => ok(request.body));
+
+    const response = await handler(event({ body: Buffer.from('{"n":7}').toString("base64"), isBase64Encoded: true }));
+
+    expect(JSON.parse(response.body)).toEqual({ n: 7 });
+  });
+});
