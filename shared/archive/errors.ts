@@ -9,8 +9,9 @@ export class InvalidArchiveError extends BadRequestError {
 }
 
 export class UnsupportedArchiveTypeError extends UnsupportedMediaTypeError {
-  constructor(contentType: string, accepted: readonly string[]) {
-    super(`unsupported content type '${contentType}': send one of ${accepted.join(", ")}`);
+  constructor(contentType: string | undefined, accepted: readonly string[]) {
+    const problem = contentType ? `unsupported content type '${contentType}'` : "missing content type";
+    super(`${problem}: send one of ${accepted.join(", ")}`);
     this.name = "UnsupportedArchiveTypeError";
   }
 }

@@ -21,7 +21,7 @@ export interface ValidatedUpload {
 export async function validateUpload(contentType: string | undefined, body: Buffer): Promise<ValidatedUpload> {
   const mediaType = contentType?.split(";")[0]?.trim().toLowerCase() ?? "";
   if (!acceptedUploadTypes.some((accepted) => accepted === mediaType)) {
-    throw new UnsupportedArchiveTypeError(contentType ?? "(none)", acceptedUploadTypes);
+    throw new UnsupportedArchiveTypeError(contentType, acceptedUploadTypes);
   }
   if (body.byteLength === 0) throw new InvalidArchiveError("empty body");
   if (mediaType === "application/json") return { kind: "json", storedBytes: body, storageState: parseStorageState(body, "body") };
