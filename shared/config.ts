@@ -7,6 +7,9 @@ const configSchema = z.object({
   AWS_REGION: z.string().min(1).default("us-east-1"),
   /** Set only against a stand-in (DynamoDB Local); unset in AWS. */
   DYNAMODB_ENDPOINT: z.url().optional(),
+  BUCKET_NAME: z.string().min(3).default("auth-connection-profiles"),
+  /** Set only against a stand-in (s3rver); unset in AWS. */
+  S3_ENDPOINT: z.url().optional(),
   /** How long a verified API key is trusted in-process before it is looked up again. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),

@@ -1,3 +1,5 @@
+import { archiveUploadLimitBytes } from "./domain/profile.ts";
+
 /**
  * The route table, read by CDK (one Lambda per route) and by the local gateway (same handlers).
  * `handler` is the file, relative to the repository root, whose `handler` export serves the route.
@@ -9,7 +11,12 @@ export interface Route {
   handler: string;
   /** Largest request body the route reads; bigger bodies answer 413 before the handler runs. */
   maxBodyBytes?: number;
+  /** The handler streams its answer (Lambda response streaming). */
+  streaming?: boolean;
 }
+
+/** Request and response bodies of these types travel base64-encoded through API Gateway. */
+export const binaryMediaTypes = ["application/zstd", "application/x-tar", "application/octet-stream"] as const;
 
 export const routes: readonly Route[] = [
   { name: "CreateConnection", method: "POST", path: "/auth/connections", handler: "functions/http/connections/create.ts" },
@@ -17,6 +24,25 @@ export const routes: readonly Route[] = [
   { name: "GetConnection", method: "GET", path: "/auth/connections/{id}", handler: "functions/http/connections/get.ts" },
   { name: "UpdateConnection", method: "PATCH", path: "/auth/connections/{id}", handler: "functions/http/connections/update.ts" },
   { name: "DeleteConnection", method: "DELETE", path: "/auth/connections/{id}", handler: "functions/http/connections/delete.ts" },
+  { name: "CreateProfile", method: "POST", path: "/profiles", handler: "functions/http/profiles/create.ts" },
+  { name: "ListProfiles", method: "GET", path: "/profiles", handler: "functions/http/profiles/list.ts" },
+  { name: "GetProfile", method: "GET", path: "/profiles/{id_or_name}", handler: "functions/http/profiles/get.ts" },
+  { name: "UpdateProfile", method: "PATCH", path: "/profiles/{id_or_name}", handler: "functions/http/profiles/update.ts" },
+  { name: "DeleteProfile", method: "DELETE", path: "/profiles/{id_or_name}", handler: "functions/http/profiles/delete.ts" },
+  {
+    name: "ImportProfileArchive",
+    method: "PUT",
+    path: "/profiles/{id_or_name}/archive",
+    handler: "functions/http/profiles/import-archive.ts",
+    maxBodyBytes: archiveUploadLimitBytes,
+  },
+  {
+    name: "DownloadProfile",
+    method: "GET",
+    path: "/profiles/{id_or_name}/download",
+    handler: "functions/http/profiles/download.ts",
+    streaming: true,
+  },
 ];
 
 /** Every route is behind this bearer-key authorizer. */

@@ -1,6 +1,8 @@
 import { loadConfig, type Config } from "./config.ts";
 import { apiKeysCore } from "./domain/api-keys.ts";
 import { connectionsCore } from "./domain/connections.ts";
+import { profilesCore } from "./domain/profiles.ts";
+import { createS3Client, s3ArchiveStore } from "./archive/archive-store.ts";
 import { dynamoApiKeyStore } from "./store/api-keys-store.ts";
 import { dynamoConnectionStore } from "./store/connections-store.ts";
 import { createDocumentClient } from "./store/dynamo.ts";
@@ -9,15 +11,19 @@ import { dynamoProfileStore } from "./store/profiles-store.ts";
 /** The composition root: AWS clients are built once per process from the validated config. */
 export function buildServices(config: Config) {
   const db = createDocumentClient({ region: config.AWS_REGION, endpoint: config.DYNAMODB_ENDPOINT });
+  const s3 = createS3Client({ region: config.AWS_REGION, endpoint: config.S3_ENDPOINT });
   const profiles = dynamoProfileStore(db, config.TABLE_NAME);
+  const connections = dynamoConnectionStore(db, config.TABLE_NAME);
   return {
     config,
     db,
+    s3,
     connections: connectionsCore({
-      connections: dynamoConnectionStore(db, config.TABLE_NAME),
+      connections,
       profiles,
       policy: { allowPrivateTargets: config.DEPLOYMENT_MODE === "local" },
     }),
+    profiles: profilesCore({ profiles, connections, archives: s3ArchiveStore(s3, config.BUCKET_NAME) }),
     apiKeys: apiKeysCore({ store: dynamoApiKeyStore(db, config.TABLE_NAME), cacheSeconds: config.API_KEY_CACHE_SECONDS }),
   };
 }

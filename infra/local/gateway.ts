@@ -7,15 +7,16 @@ import { NotFoundError, PayloadTooLargeError, UnauthorizedError } from "#shared/
 import { maxJsonBodyBytes } from "#shared/http/handler.ts";
 import { errorResponse } from "#shared/http/responses.ts";
 import { log } from "#shared/log.ts";
-import { authorizer, routes, type Route } from "#shared/routes.ts";
+import { authorizer, binaryMediaTypes, routes, type Route } from "#shared/routes.ts";
 
 type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+type StreamingHandler = (event: APIGatewayProxyEvent, responseStream: ServerResponse) => Promise<void>;
 type AuthorizerHandler = (event: APIGatewayRequestAuthorizerEvent) => Promise<{ context?: Record<string, unknown> | null }>;
 
 interface MountedRoute {
   route: Route;
   pattern: RegExp;
-  handler: ProxyHandler;
+  handler: ProxyHandler | StreamingHandler;
 }
 
 const repoRoot = resolve(import.meta.dirname, "../..");
@@ -37,25 +38,31 @@ function pathPattern(path: string): RegExp {
  */
 export async function startGateway(options: { port: number; host?: string }): Promise<{ url: string; server: Server }> {
   const mounted: MountedRoute[] = await Promise.all(
-    routes.map(async (route) => ({ route, pattern: pathPattern(route.path), handler: await loadHandler<ProxyHandler>(route.handler) })),
+    routes.map(async (route) => ({ route, pattern: pathPattern(route.path), handler: await loadHandler<MountedRoute["handler"]>(route.handler) })),
   );
   const authorize = await loadHandler<AuthorizerHandler>(authorizer.handler);
 
   const server = createServer((request, response) => {
     const requestId = randomUUID();
     const started = performance.now();
-    serve(request, requestId)
+    response.setHeader("x-request-id", requestId);
+    serve(request, response, requestId)
+      .then((result) => {
+        if (result) send(response, result);
+      })
       .catch((error: unknown) => {
         log.error("gateway failure", { requestId, error: error instanceof Error ? error.message : String(error) });
-        return errorResponse(error, requestId);
+        // Once a streamed answer has begun its status is sent: all that is left is to cut it short.
+        if (response.headersSent) response.destroy();
+        else send(response, errorResponse(error, requestId));
       })
-      .then((result) => {
-        send(response, result, requestId);
-        log.debug("request", { requestId, method: request.method, path: request.url, status: result.statusCode, ms: performance.now() - started });
+      .finally(() => {
+        log.debug("request", { requestId, method: request.method, path: request.url, status: response.statusCode, ms: performance.now() - started });
       });
   });
 
-  async function serve(request: IncomingMessage, requestId: string): Promise<APIGatewayProxyResult> {
+  /** Answers with a proxy result to write, or undefined when a streaming handler wrote it. */
+  async function serve(request: IncomingMessage, response: ServerResponse, requestId: string): Promise<APIGatewayProxyResult | undefined> {
     const url = new URL(request.url ?? "/", "http://gateway.local");
     const method = request.method ?? "GET";
     const match = mounted
@@ -82,6 +89,8 @@ export async function startGateway(options: { port: number; host?: string }): Pr
     const limit = match.entry.route.maxBodyBytes ?? maxJsonBodyBytes;
     const body = await readBody(request, limit);
     if (!body) return errorResponse(new PayloadTooLargeError(limit), requestId);
+    const mediaType = (headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+    const binary = binaryMediaTypes.some((type) => type === mediaType);
     const pathParameters = Object.fromEntries(
       Object.entries(match.found?.groups ?? {}).map(([name, value]) => [name, decodeURIComponent(value)]),
     );
@@ -96,11 +105,15 @@ export async function startGateway(options: { port: number; host?: string }): Pr
       multiValueQueryStringParameters: query.length ? Object.fromEntries(query.map((name) => [name, url.searchParams.getAll(name)])) : null,
       pathParameters: Object.keys(pathParameters).length ? pathParameters : null,
       stageVariables: null,
-      body: body.length ? body.toString("utf8") : null,
-      isBase64Encoded: false,
+      body: body.length ? body.toString(binary ? "base64" : "utf8") : null,
+      isBase64Encoded: binary,
       requestContext: { requestId, stage: "local", httpMethod: method, path: url.pathname, authorizer: authorization.context },
     } as unknown as APIGatewayProxyEvent;
-    return match.entry.handler(event);
+    if (match.entry.route.streaming) {
+      await (match.entry.handler as StreamingHandler)(event, response);
+      return undefined;
+    }
+    return (match.entry.handler as ProxyHandler)(event);
   }
 
   await new Promise<void>((done, fail) => {
@@ -139,11 +152,10 @@ async function drain(request: IncomingMessage): Promise<void> {
   if (!request.readableEnded) await new Promise((done) => request.once("end", done).once("error", done));
 }
 
-function send(response: ServerResponse, result: APIGatewayProxyResult, requestId: string): void {
+function send(response: ServerResponse, result: APIGatewayProxyResult): void {
   const body = result.isBase64Encoded ? Buffer.from(result.body, "base64") : Buffer.from(result.body ?? "");
   response.writeHead(result.statusCode, {
     ...(result.headers as Record<string, string> | undefined),
-    "x-request-id": requestId,
     "content-length": String(body.length),
   });
   response.end(body);

@@ -190,6 +190,8 @@ export interface ConnectionStore {
   }): Promise<Page<Connection>>;
   /** Sets only the given settings; undefined when the connection does not exist. */
   updateSettings(org: string, id: string, changes: Partial<ConnectionSettings>, now: string): Promise<Connection | undefined>;
+  /** Follows a profile rename into the connections that show its name. */
+  renameProfile(org: string, profileId: string, name: string): Promise<void>;
   /** Removes the record and its guard; undefined when it was already gone. */
   remove(org: string, id: string): Promise<Connection | undefined>;
 }

@@ -97,6 +97,7 @@ export function connectionsCore(deps: ConnectionsCoreDeps) {
           created_at: createdAt,
           updated_at: createdAt,
           last_used_at: null,
+          archive: null,
         });
         const connection: Connection = {
           id: newId("ac"),

@@ -1,10 +1,32 @@
+import type { Page } from "./connection.ts";
+
+/** Where a profile's saved session lives; null until a login or an import stores one. */
+export interface ArchiveRef {
+  kind: "tar.zst" | "json";
+  size: number;
+  saved_at: string;
+}
+
 export interface Profile {
   id: string;
   name: string;
   created_at: string;
   updated_at: string;
   last_used_at: string | null;
+  archive: ArchiveRef | null;
 }
+
+export function toProfileResource(profile: Profile) {
+  return {
+    id: profile.id,
+    name: profile.name,
+    created_at: profile.created_at,
+    updated_at: profile.updated_at,
+    last_used_at: profile.last_used_at,
+  };
+}
+
+export type ProfileResource = ReturnType<typeof toProfileResource>;
 
 /** Profile, pool and credential names: what the API promises to accept, and nothing else. */
 export const namePattern = /^[A-Za-z0-9._-]{1,255}$/;
@@ -15,8 +37,34 @@ export interface ProfileRef {
   name: string;
 }
 
+export type RenameOutcome = { outcome: "renamed"; profile: Profile } | { outcome: "nameTaken" } | { outcome: "missing" };
+
+export type RemoveOutcome = { outcome: "removed"; profile: Profile } | { outcome: "inUse" } | { outcome: "missing" };
+
 export interface ProfileStore {
   /** The org's profile of that name, creating `candidate` when there is none; race-free. */
   getOrCreateByName(org: string, candidate: Profile): Promise<ProfileRef>;
   findByName(org: string, name: string): Promise<ProfileRef | undefined>;
+  /** False when the name is taken. */
+  insert(org: string, profile: Profile): Promise<boolean>;
+  get(org: string, id: string): Promise<Profile | undefined>;
+  list(request: { org: string; offset: number; limit: number; matches?: (profile: Profile) => boolean }): Promise<Page<Profile>>;
+  rename(org: string, id: string, name: string, now: string): Promise<RenameOutcome>;
+  /** Only while no connection uses the profile. */
+  remove(org: string, id: string): Promise<RemoveOutcome>;
+  /** Records a newly stored archive; undefined when the profile is gone. */
+  setArchive(org: string, id: string, archive: ArchiveRef): Promise<Profile | undefined>;
 }
+
+/** Where archive bytes live (S3 in AWS, s3rver locally). */
+export interface ArchiveBlobStore {
+  put(org: string, profileId: string, kind: ArchiveRef["kind"], body: Buffer): Promise<unknown>;
+  open(org: string, profileId: string, kind: ArchiveRef["kind"]): Promise<{ body: NodeJS.ReadableStream; size: number } | undefined>;
+  remove(org: string, profileId: string, kind: ArchiveRef["kind"]): Promise<void>;
+}
+
+/**
+ * Largest archive accepted through the API: a Lambda request holds 6 MB, and API Gateway sends
+ * binary bodies base64-encoded (4/3 larger).
+ */
+export const archiveUploadLimitBytes = 4 * 1024 * 1024;

@@ -1,10 +1,12 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
+import { pipeline } from "node:stream/promises";
 import { z } from "zod";
 import { AppError, BadRequestError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from "../domain/errors.ts";
 import { log } from "../log.ts";
 import { services, type Services } from "../services.ts";
 import { headerValue } from "./headers.ts";
-import { errorResponse, type HttpResponse } from "./responses.ts";
+import { errorResponse, type HttpResponse, type StreamingResponse } from "./responses.ts";
+import { lambdaStreaming } from "./lambda-streaming.ts";
 
 export const maxJsonBodyBytes = 1024 * 1024;
 
@@ -14,13 +16,22 @@ export interface HttpRequest<Params, Query, Body> {
   params: Params;
   query: Query;
   body: Body;
+  /** The undecoded body, for routes that take binary uploads (`rawBodyLimit`). */
+  raw: { contentType: string | undefined; bytes: Buffer };
 }
 
 interface Schemas<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
   params?: P;
   query?: Q;
   body?: B;
+  /** Set on routes that read the body as bytes rather than JSON: the largest body they take. */
+  rawBodyLimit?: number;
 }
+
+type Run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R> = (
+  request: HttpRequest<z.infer<P>, z.infer<Q>, z.infer<B>>,
+  core: Services,
+) => Promise<R>;
 
 /**
  * Wraps one route: validates the event into a typed request, runs the core call, and maps the
@@ -30,33 +41,61 @@ export function httpHandler<
   P extends z.ZodType = z.ZodUnknown,
   Q extends z.ZodType = z.ZodUnknown,
   B extends z.ZodType = z.ZodUnknown,
->(
-  schemas: Schemas<P, Q, B>,
-  run: (request: HttpRequest<z.infer<P>, z.infer<Q>, z.infer<B>>, core: Services) => Promise<HttpResponse>,
-): (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult> {
-  return async (event) => {
-    const requestId = event.requestContext?.requestId ?? "unknown";
-    try {
-      const org = event.requestContext?.authorizer?.org as string | undefined;
-      if (!org) throw new UnauthorizedError();
-      const request = {
-        org,
-        requestId,
-        params: parse(schemas.params, event.pathParameters ?? {}, "path"),
-        query: parse(schemas.query, event.queryStringParameters ?? {}, "query"),
-        body: schemas.body ? parse(schemas.body, jsonBody(event), "body") : undefined,
-      } as HttpRequest<z.infer<P>, z.infer<Q>, z.infer<B>>;
-      return withRequestId(await run(request, services()), requestId);
-    } catch (error) {
-      if (!(error instanceof AppError)) {
-        log.error("unhandled error", { requestId, route: event.resource, error: describe(error) });
-      }
-      return withRequestId(errorResponse(error, requestId), requestId);
-    }
-  };
+>(schemas: Schemas<P, Q, B>, run: Run<P, Q, B, HttpResponse>): (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult> {
+  return (event) => respond(event, schemas, run);
 }
 
-function withRequestId(response: HttpResponse, requestId: string): HttpResponse {
+/**
+ * The same for a route whose answer is streamed (Lambda response streaming; the local gateway
+ * provides the same `awslambda` API), so a large download never sits whole in memory.
+ */
+export function streamingHttpHandler<
+  P extends z.ZodType = z.ZodUnknown,
+  Q extends z.ZodType = z.ZodUnknown,
+  B extends z.ZodType = z.ZodUnknown,
+>(schemas: Schemas<P, Q, B>, run: Run<P, Q, B, HttpResponse | StreamingResponse>): unknown {
+  const awslambda = lambdaStreaming();
+  return awslambda.streamifyResponse(async (event, responseStream) => {
+    const result = await respond(event, schemas, run);
+    const output = awslambda.HttpResponseStream.from(responseStream, { statusCode: result.statusCode, headers: result.headers });
+    if ("stream" in result) {
+      await pipeline(result.stream, output);
+    } else {
+      output.end(result.body);
+    }
+  });
+}
+
+async function respond<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends HttpResponse | StreamingResponse>(
+  event: APIGatewayProxyEvent,
+  schemas: Schemas<P, Q, B>,
+  run: Run<P, Q, B, R>,
+): Promise<R | HttpResponse> {
+  const requestId = event.requestContext?.requestId ?? "unknown";
+  try {
+    const org = event.requestContext?.authorizer?.org as string | undefined;
+    if (!org) throw new UnauthorizedError();
+    const raw = { contentType: headerValue(event.headers, "content-type"), bytes: rawBody(event) };
+    const limit = schemas.rawBodyLimit ?? maxJsonBodyBytes;
+    if (raw.bytes.length > limit) throw new PayloadTooLargeError(limit);
+    const request = {
+      org,
+      requestId,
+      raw,
+      params: parse(schemas.params, event.pathParameters ?? {}, "path"),
+      query: parse(schemas.query, event.queryStringParameters ?? {}, "query"),
+      body: schemas.body ? parse(schemas.body, jsonBody(raw), "body") : undefined,
+    } as HttpRequest<z.infer<P>, z.infer<Q>, z.infer<B>>;
+    return withRequestId(await run(request, services()), requestId);
+  } catch (error) {
+    if (!(error instanceof AppError)) {
+      log.error("unhandled error", { requestId, route: event.resource, error: describe(error) });
+    }
+    return withRequestId(errorResponse(error, requestId), requestId);
+  }
+}
+
+function withRequestId<R extends HttpResponse | StreamingResponse>(response: R, requestId: string): R {
   return { ...response, headers: { ...response.headers, "x-request-id": requestId } };
 }
 
@@ -72,16 +111,19 @@ function parse<T extends z.ZodType>(schema: T | undefined, input: unknown, where
   throw new BadRequestError(`invalid request ${where}: ${summary}`, details);
 }
 
-function jsonBody(event: APIGatewayProxyEvent): unknown {
-  const raw = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body) : "";
-  if (Buffer.byteLength(raw) > maxJsonBodyBytes) throw new PayloadTooLargeError(maxJsonBodyBytes);
-  if (raw.trim() === "") return {};
-  const contentType = headerValue(event.headers, "content-type") ?? "";
-  if (!/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
-    throw new UnsupportedMediaTypeError(`send the body as application/json (got '${contentType || "no content type"}')`);
+function rawBody(event: APIGatewayProxyEvent): Buffer {
+  if (!event.body) return Buffer.alloc(0);
+  return Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8");
+}
+
+function jsonBody(raw: HttpRequest<unknown, unknown, unknown>["raw"]): unknown {
+  const text = raw.bytes.toString("utf8");
+  if (text.trim() === "") return {};
+  if (!/^application\/([\w.+-]+\+)?json\b/i.test(raw.contentType ?? "")) {
+    throw new UnsupportedMediaTypeError(`send the body as application/json (got '${raw.contentType || "no content type"}')`);
   }
   try {
-    return JSON.parse(raw);
+    return JSON.parse(text);
   } catch {
     throw new BadRequestError("request body is not valid JSON", [{ code: "body", message: "malformed JSON" }]);
   }

@@ -1,9 +1,17 @@
+import type { Readable } from "node:stream";
 import { AppError } from "../domain/errors.ts";
 
 export interface HttpResponse {
   statusCode: number;
   headers: Record<string, string>;
   body: string;
+}
+
+/** An answer whose body is streamed to the client as it is produced. */
+export interface StreamingResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  stream: Readable;
 }
 
 const jsonType = { "content-type": "application/json" };

@@ -21,6 +21,8 @@ export const paginationQuery = {
 
 export const idParams = z.object({ id: z.string().min(1).max(64) });
 
+export const idOrNameParams = z.object({ id_or_name: z.string().min(1).max(255) });
+
 const httpUrl = z
   .url({ protocol: /^https?$/, error: "must be an http or https URL" })
   .max(2048, "must be at most 2048 characters");

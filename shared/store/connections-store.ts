@@ -1,17 +1,8 @@
-import {
-  GetCommand,
-  QueryCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-  type QueryCommandInput,
-} from "@aws-sdk/lib-dynamodb";
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { Connection, ConnectionListScope, ConnectionStore, InsertOutcome, Page } from "../domain/connection.ts";
-import { transact, withoutKeys } from "./dynamo.ts";
+import { isConditionFailure, newestFirst, transact, withoutKeys } from "./dynamo.ts";
 import { indexKeys, keys } from "./keys.ts";
 import { tableDefinition } from "./table.ts";
-
-/** Items read per query page when a predicate may reject most of them. */
-const filteredPageSize = 200;
 
 export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: string): ConnectionStore {
   function toItem(connection: Connection) {
@@ -41,45 +32,15 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
     return result.Item?.connection_id as string | undefined;
   }
 
-  async function queryIndex(
-    index: (typeof tableDefinition.indexes)[keyof typeof tableDefinition.indexes],
-    partition: string,
-    wanted: number,
-    matches: ((connection: Connection) => boolean) | undefined,
-  ): Promise<Connection[]> {
-    const found: Connection[] = [];
-    let startKey: QueryCommandInput["ExclusiveStartKey"];
-    do {
-      const page = await db.send(
-        new QueryCommand({
-          TableName: tableName,
-          IndexName: index.name,
-          KeyConditionExpression: "#pk = :pk",
-          ExpressionAttributeNames: { "#pk": index.partitionKey },
-          ExpressionAttributeValues: { ":pk": partition },
-          ScanIndexForward: false,
-          Limit: matches ? filteredPageSize : wanted - found.length,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        const connection = withoutKeys<Connection>(item);
-        if (!matches || matches(connection)) found.push(connection);
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey && found.length < wanted);
-    return found.slice(0, wanted);
-  }
-
   async function scoped(scope: ConnectionListScope, org: string, wanted: number, matches?: (c: Connection) => boolean) {
     const { byOrg, byProfile, byDomain } = tableDefinition.indexes;
     switch (scope.kind) {
       case "org":
-        return queryIndex(byOrg, indexKeys.connectionsOfOrg(org), wanted, matches);
+        return newestFirst<Connection>(db, tableName, byOrg, indexKeys.connectionsOfOrg(org), wanted, matches);
       case "profile":
-        return queryIndex(byProfile, indexKeys.connectionsOfProfile(org, scope.profileId), wanted, matches);
+        return newestFirst<Connection>(db, tableName, byProfile, indexKeys.connectionsOfProfile(org, scope.profileId), wanted, matches);
       case "domain":
-        return queryIndex(byDomain, indexKeys.connectionsOfDomain(org, scope.domain), wanted, matches);
+        return newestFirst<Connection>(db, tableName, byDomain, indexKeys.connectionsOfDomain(org, scope.domain), wanted, matches);
       case "profileAndDomain": {
         const id = await readGuard(org, scope.profileId, scope.domain);
         const connection = id ? await get(org, id) : undefined;
@@ -160,8 +121,29 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
         );
         return result.Attributes ? withoutKeys<Connection>(result.Attributes) : undefined;
       } catch (error) {
-        if ((error as { name?: string }).name === "ConditionalCheckFailedException") return undefined;
+        if (isConditionFailure(error)) return undefined;
         throw error;
+      }
+    },
+
+    async renameProfile(org, profileId, name) {
+      const partition = indexKeys.connectionsOfProfile(org, profileId);
+      const connections = await newestFirst<Connection>(db, tableName, tableDefinition.indexes.byProfile, partition, Infinity);
+      for (const connection of connections) {
+        try {
+          await db.send(
+            new UpdateCommand({
+              TableName: tableName,
+              Key: keys.connection(org, connection.id),
+              UpdateExpression: "SET profile_name = :name",
+              // Guard: a connection deleted meanwhile stays deleted.
+              ConditionExpression: "attribute_exists(pk)",
+              ExpressionAttributeValues: { ":name": name },
+            }),
+          );
+        } catch (error) {
+          if (!isConditionFailure(error)) throw error;
+        }
       }
     },
 

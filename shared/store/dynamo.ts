@@ -1,5 +1,11 @@
 import { DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
+import {
+  DynamoDBDocumentClient,
+  QueryCommand,
+  TransactWriteCommand,
+  type QueryCommandInput,
+  type TransactWriteCommandInput,
+} from "@aws-sdk/lib-dynamodb";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ServiceUnavailableError } from "../domain/errors.ts";
 
@@ -48,8 +54,53 @@ export async function transact(db: DynamoDBDocumentClient, input: TransactWriteC
   }
 }
 
+/** A single write's condition did not hold: an expected outcome, which the caller maps. */
+export function isConditionFailure(error: unknown): boolean {
+  return (error as { name?: string }).name === "ConditionalCheckFailedException";
+}
+
 /** Drops the key and index attributes so only the entity's own fields remain. */
 export function withoutKeys<T>(item: Record<string, unknown>): T {
   const { pk, sk, gsi1pk, gsi1sk, gsi2pk, gsi2sk, gsi3pk, gsi3sk, entity, ...rest } = item;
   return rest as T;
+}
+
+/** Items read per query page when a predicate may reject most of them. */
+const filteredPageSize = 200;
+const maxPageSize = 1000;
+
+/**
+ * Reads a list index newest first (every list sort key is `<created_at>#<id>`) until `wanted`
+ * items have passed `matches`, or the partition ends (`wanted` may be Infinity).
+ */
+export async function newestFirst<T>(
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  index: { name: string; partitionKey: string },
+  partition: string,
+  wanted: number,
+  matches?: (item: T) => boolean,
+): Promise<T[]> {
+  const found: T[] = [];
+  let startKey: QueryCommandInput["ExclusiveStartKey"];
+  do {
+    const page = await db.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: index.name,
+        KeyConditionExpression: "#pk = :pk",
+        ExpressionAttributeNames: { "#pk": index.partitionKey },
+        ExpressionAttributeValues: { ":pk": partition },
+        ScanIndexForward: false,
+        Limit: matches ? filteredPageSize : Math.min(wanted - found.length, maxPageSize),
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      const entity = withoutKeys<T>(item);
+      if (!matches || matches(entity)) found.push(entity);
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey && found.length < wanted);
+  return found.slice(0, wanted);
 }

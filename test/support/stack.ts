@@ -3,10 +3,16 @@ import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack.ts";
 
-/** The local runtime (gateway + handlers) on the shared DynamoDB Local, in a table of its own. */
+/** The local runtime (gateway + handlers) on the shared stand-ins, in a table and bucket of its own. */
 export async function startTestStack(): Promise<LocalStack & { tableName: string }> {
   const tableName = `test-${randomBytes(6).toString("hex")}`;
-  const stack = await startLocalStack({ port: 0, dynamoEndpoint: inject("dynamoEndpoint"), tableName });
+  const stack = await startLocalStack({
+    port: 0,
+    dynamoEndpoint: inject("dynamoEndpoint"),
+    s3Endpoint: inject("s3Endpoint"),
+    tableName,
+    bucketName: tableName,
+  });
   return { ...stack, tableName };
 }
 

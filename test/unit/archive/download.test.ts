@@ -4,7 +4,7 @@ import { BadRequestError } from "#shared/domain/errors.ts";
 import { openDownload, parseDownloadFormat } from "#shared/archive/download.ts";
 import { writeProfileTar } from "#shared/archive/tar.ts";
 import { compressZstd } from "#shared/archive/zstd.ts";
-import { aProfileManifest, aStorageState } from "./archive-builders.ts";
+import { aProfileManifest, aStorageState } from "../../support/archive-builders.ts";
 
 describe("parseDownloadFormat", () => {
   it.each([

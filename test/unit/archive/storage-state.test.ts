@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InvalidArchiveError } from "#shared/archive/errors.ts";
 import { parseStorageState } from "#shared/archive/storage-state.ts";
-import { aStorageState } from "./archive-builders.ts";
+import { aStorageState } from "../../support/archive-builders.ts";
 
 const encode = (value: unknown) => Buffer.from(JSON.stringify(value));
 

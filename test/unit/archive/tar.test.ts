@@ -3,7 +3,7 @@ import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { InvalidArchiveError } from "#shared/archive/errors.ts";
 import { profileEntry, readTarEntry, storageStateEntry, writeProfileTar } from "#shared/archive/tar.ts";
-import { aProfileManifest, aStorageState, packTar } from "./archive-builders.ts";
+import { aProfileManifest, aStorageState, packTar } from "../../support/archive-builders.ts";
 
 describe("writeProfileTar and readTarEntry", () => {
   it("round-trip the storage state and the profile manifest", async () => {

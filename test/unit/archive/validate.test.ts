@@ -5,7 +5,7 @@ import { InvalidArchiveError, UnsupportedArchiveTypeError } from "#shared/archiv
 import { readTarEntry, storageStateEntry, writeProfileTar } from "#shared/archive/tar.ts";
 import { validateUpload } from "#shared/archive/validate.ts";
 import { compressZstd, zstdCompressStream, zstdDecompressStream } from "#shared/archive/zstd.ts";
-import { aProfileManifest, aStorageState, packTar } from "./archive-builders.ts";
+import { aProfileManifest, aStorageState, packTar } from "../../support/archive-builders.ts";
 
 async function aProfileTar(): Promise<Buffer> {
   return writeProfileTar({ storageState: aStorageState(), profile: aProfileManifest() });

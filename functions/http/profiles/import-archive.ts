@@ -1,0 +1,8 @@
+import { archiveUploadLimitBytes } from "#shared/domain/profile.ts";
+import { httpHandler } from "#shared/http/handler.ts";
+import { ok } from "#shared/http/responses.ts";
+import { idOrNameParams } from "#shared/http/schemas.ts";
+
+export const handler = httpHandler({ params: idOrNameParams, rawBodyLimit: archiveUploadLimitBytes }, async (request, core) =>
+  ok(await core.profiles.importArchive(request.org, request.params.id_or_name, request.raw.contentType, request.raw.bytes)),
+);
