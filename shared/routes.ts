@@ -13,28 +13,33 @@ export interface Route {
   maxBodyBytes?: number;
   /** The handler streams its answer (Lambda response streaming). */
   streaming?: boolean;
+  /** What the route's function may touch; CDK grants exactly these. */
+  grants: readonly Grant[];
 }
+
+export type Grant = "table:read" | "table:write" | "archives:read" | "archives:write" | "workflow:start" | "workflow:stop";
 
 /** Request and response bodies of these types travel base64-encoded through API Gateway. */
 export const binaryMediaTypes = ["application/zstd", "application/x-tar", "application/octet-stream"] as const;
 
 export const routes: readonly Route[] = [
-  { name: "CreateConnection", method: "POST", path: "/auth/connections", handler: "functions/http/connections/create.ts" },
-  { name: "ListConnections", method: "GET", path: "/auth/connections", handler: "functions/http/connections/list.ts" },
-  { name: "GetConnection", method: "GET", path: "/auth/connections/{id}", handler: "functions/http/connections/get.ts" },
-  { name: "UpdateConnection", method: "PATCH", path: "/auth/connections/{id}", handler: "functions/http/connections/update.ts" },
-  { name: "DeleteConnection", method: "DELETE", path: "/auth/connections/{id}", handler: "functions/http/connections/delete.ts" },
-  { name: "CreateProfile", method: "POST", path: "/profiles", handler: "functions/http/profiles/create.ts" },
-  { name: "ListProfiles", method: "GET", path: "/profiles", handler: "functions/http/profiles/list.ts" },
-  { name: "GetProfile", method: "GET", path: "/profiles/{id_or_name}", handler: "functions/http/profiles/get.ts" },
-  { name: "UpdateProfile", method: "PATCH", path: "/profiles/{id_or_name}", handler: "functions/http/profiles/update.ts" },
-  { name: "DeleteProfile", method: "DELETE", path: "/profiles/{id_or_name}", handler: "functions/http/profiles/delete.ts" },
+  { name: "CreateConnection", method: "POST", path: "/auth/connections", handler: "functions/http/connections/create.ts", grants: ["table:read", "table:write", "workflow:start", "workflow:stop"] },
+  { name: "ListConnections", method: "GET", path: "/auth/connections", handler: "functions/http/connections/list.ts", grants: ["table:read"] },
+  { name: "GetConnection", method: "GET", path: "/auth/connections/{id}", handler: "functions/http/connections/get.ts", grants: ["table:read"] },
+  { name: "UpdateConnection", method: "PATCH", path: "/auth/connections/{id}", handler: "functions/http/connections/update.ts", grants: ["table:read", "table:write"] },
+  { name: "DeleteConnection", method: "DELETE", path: "/auth/connections/{id}", handler: "functions/http/connections/delete.ts", grants: ["table:read", "table:write", "workflow:stop"] },
+  { name: "CreateProfile", method: "POST", path: "/profiles", handler: "functions/http/profiles/create.ts", grants: ["table:read", "table:write"] },
+  { name: "ListProfiles", method: "GET", path: "/profiles", handler: "functions/http/profiles/list.ts", grants: ["table:read"] },
+  { name: "GetProfile", method: "GET", path: "/profiles/{id_or_name}", handler: "functions/http/profiles/get.ts", grants: ["table:read"] },
+  { name: "UpdateProfile", method: "PATCH", path: "/profiles/{id_or_name}", handler: "functions/http/profiles/update.ts", grants: ["table:read", "table:write"] },
+  { name: "DeleteProfile", method: "DELETE", path: "/profiles/{id_or_name}", handler: "functions/http/profiles/delete.ts", grants: ["table:read", "table:write", "archives:write"] },
   {
     name: "ImportProfileArchive",
     method: "PUT",
     path: "/profiles/{id_or_name}/archive",
     handler: "functions/http/profiles/import-archive.ts",
     maxBodyBytes: archiveUploadLimitBytes,
+    grants: ["table:read", "table:write", "archives:write"],
   },
   {
     name: "DownloadProfile",
@@ -42,8 +47,9 @@ export const routes: readonly Route[] = [
     path: "/profiles/{id_or_name}/download",
     handler: "functions/http/profiles/download.ts",
     streaming: true,
+    grants: ["table:read", "archives:read"],
   },
 ];
 
 /** Every route is behind this bearer-key authorizer. */
-export const authorizer = { name: "Authorizer", handler: "functions/authorizer.ts" } as const;
+export const authorizer = { name: "Authorizer", handler: "functions/authorizer.ts", grants: ["table:read"] } as const;

@@ -1,0 +1,50 @@
+import { readFileSync } from "node:fs";
+import type { Grant } from "../routes.ts";
+
+/**
+ * The task states of the connection workflow and the Lambda behind each: CDK makes one function
+ * per entry and substitutes its ARN for `placeholder`; the local runner calls `handler` in-process.
+ */
+export const workflowTasks = {
+  HealthCheck: {
+    functionName: "HealthCheckTask",
+    placeholder: "HealthCheckFunctionArn",
+    handler: "functions/workflow/health-check.ts",
+    grants: ["table:read", "table:write"],
+  },
+  ContinueAsNew: {
+    functionName: "ContinueAsNewTask",
+    placeholder: "ContinueAsNewFunctionArn",
+    handler: "functions/workflow/continue-as-new.ts",
+    grants: ["table:read", "table:write", "workflow:start", "workflow:stop"],
+  },
+} as const satisfies Record<string, { functionName: string; placeholder: string; handler: string; grants: readonly Grant[] }>;
+
+export type WorkflowTaskState = keyof typeof workflowTasks;
+
+export const definitionFile = new URL("./connection-workflow.asl.json", import.meta.url);
+
+/** The ASL text exactly as CDK deploys it, `${...}` placeholders included. */
+export function definitionText(): string {
+  return readFileSync(definitionFile, "utf8");
+}
+
+/** The definition with every `${Name}` replaced, as Step Functions sees it after CDK's substitution. */
+export function substitutedDefinition(values: Record<string, string>): Record<string, unknown> {
+  const text = definitionText().replace(/\$\{(\w+)\}/g, (_, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`no value for \${${name}} in the workflow definition`);
+    return value;
+  });
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+/** The input an execution starts with, and the state each loop iteration carries. */
+export interface WorkflowState {
+  org: string;
+  connection_id: string;
+  /** Counts the executions this connection has continued into; names them uniquely. */
+  generation: number;
+  iteration: number;
+  next_check_at: string;
+}
