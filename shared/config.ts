@@ -10,6 +10,19 @@ const configSchema = z.object({
   BUCKET_NAME: z.string().min(3).default("auth-connection-profiles"),
   /** Set only against a stand-in (s3rver); unset in AWS. */
   S3_ENDPOINT: z.url().optional(),
+  STATE_MACHINE_ARN: z.string().min(1).default("arn:aws:states:us-east-1:000000000000:stateMachine:connection-workflow"),
+  /** Set only against the local Step Functions endpoint; unset in AWS. */
+  SFN_ENDPOINT: z.url().optional(),
+  /** Multiplies every workflow wait; 0.001 runs a 300 s interval in 0.3 s (local runs and tests). */
+  LOCAL_TIME_SCALE: z.coerce.number().positive().max(1).default(1),
+  /**
+   * An execution continues as a new one after this many loop iterations (9 history events each,
+   * so 2000 stays well under Step Functions' 25,000) or this many days (the limit is 365).
+   */
+  WORKFLOW_MAX_ITERATIONS: z.coerce.number().int().min(1).max(2500).default(2000),
+  WORKFLOW_MAX_AGE_DAYS: z.coerce.number().positive().max(360).default(360),
+  /** How long timeline events are kept. */
+  TIMELINE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   /** How long a verified API key is trusted in-process before it is looked up again. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),

@@ -28,6 +28,13 @@ export const routes: readonly Route[] = [
   { name: "GetConnection", method: "GET", path: "/auth/connections/{id}", handler: "functions/http/connections/get.ts", grants: ["table:read"] },
   { name: "UpdateConnection", method: "PATCH", path: "/auth/connections/{id}", handler: "functions/http/connections/update.ts", grants: ["table:read", "table:write"] },
   { name: "DeleteConnection", method: "DELETE", path: "/auth/connections/{id}", handler: "functions/http/connections/delete.ts", grants: ["table:read", "table:write", "workflow:stop"] },
+  {
+    name: "ListConnectionTimeline",
+    method: "GET",
+    path: "/auth/connections/{id}/timeline",
+    handler: "functions/http/connections/timeline.ts",
+    grants: ["table:read"],
+  },
   { name: "CreateProfile", method: "POST", path: "/profiles", handler: "functions/http/profiles/create.ts", grants: ["table:read", "table:write"] },
   { name: "ListProfiles", method: "GET", path: "/profiles", handler: "functions/http/profiles/list.ts", grants: ["table:read"] },
   { name: "GetProfile", method: "GET", path: "/profiles/{id_or_name}", handler: "functions/http/profiles/get.ts", grants: ["table:read"] },

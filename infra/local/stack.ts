@@ -2,10 +2,13 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "node:http";
 import { generateApiKey } from "#shared/domain/api-keys.ts";
+import { loadConfig } from "#shared/config.ts";
 import { services } from "#shared/services.ts";
+import { scanConnections } from "#shared/store/connections-store.ts";
 import { ensureTable, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { startGateway } from "./gateway.ts";
 import { ensureBucket, startS3Local } from "./s3-local.ts";
+import { startLocalStepFunctions } from "./step-functions.ts";
 
 export const localOrg = "local";
 
@@ -20,6 +23,8 @@ export interface LocalStackOptions {
   dynamoEndpoint?: string;
   /** Use an already running s3rver (tests share one) instead of starting one. */
   s3Endpoint?: string;
+  /** Workflow settings for tests (otherwise LOCAL_TIME_SCALE and WORKFLOW_MAX_ITERATIONS from the environment). */
+  workflow?: { timeScale?: number; maxIterations?: number };
 }
 
 export interface LocalStack {
@@ -27,6 +32,7 @@ export interface LocalStack {
   apiKey: string;
   dynamoEndpoint: string;
   s3Endpoint: string;
+  sfnEndpoint: string;
   stop(): Promise<void>;
 }
 
@@ -46,7 +52,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         await s3.stop();
         throw error;
       });
-  const stopStandIns = () => Promise.all([dynamo.stop(), s3.stop()]).then(() => undefined);
+  const standIns: { stop(): Promise<void> }[] = [dynamo, s3];
+  // In reverse order of start: executions stop before the database they write to.
+  const stopStandIns = async () => {
+    for (const standIn of [...standIns].reverse()) await standIn.stop();
+  };
   try {
     const tableName = options.tableName ?? "auth-connections";
     const bucketName = options.bucketName ?? "auth-connection-profiles";
@@ -60,15 +70,23 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       BUCKET_NAME: bucketName,
       S3_ENDPOINT: s3.endpoint,
       AWS_REGION: process.env.AWS_REGION ?? "us-east-1",
+      ...(options.workflow?.timeScale ? { LOCAL_TIME_SCALE: String(options.workflow.timeScale) } : {}),
+      ...(options.workflow?.maxIterations ? { WORKFLOW_MAX_ITERATIONS: String(options.workflow.maxIterations) } : {}),
     });
+    const config = loadConfig();
+    const stepFunctions = await startLocalStepFunctions({ stateMachineArn: config.STATE_MACHINE_ARN, timeScale: config.LOCAL_TIME_SCALE });
+    standIns.push(stepFunctions);
+    process.env.SFN_ENDPOINT = stepFunctions.endpoint;
     const apiKey = options.apiKey ?? persistentApiKey(options.dataDir);
     await services().apiKeys.register(localOrg, apiKey);
     const gateway = await startGateway({ port: options.port });
+    await resumeWorkflows();
     return {
       url: gateway.url,
       apiKey,
       dynamoEndpoint: dynamo.endpoint,
       s3Endpoint: s3.endpoint,
+      sfnEndpoint: stepFunctions.endpoint,
       async stop() {
         gateway.server.closeAllConnections();
         await new Promise((done) => gateway.server.close(done));
@@ -78,6 +96,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   } catch (error) {
     await stopStandIns();
     throw error;
+  }
+}
+
+/** Local executions lived in the previous process's memory: give every connection a new one. */
+async function resumeWorkflows(): Promise<void> {
+  const core = services();
+  for (const connection of await scanConnections(core.db, core.config.TABLE_NAME)) {
+    await core.workflow.resume(connection);
   }
 }
 

@@ -79,6 +79,29 @@ export interface Connection extends ConnectionSettings, FlowState {
   can_reauth: boolean;
   can_reauth_reason: string | null;
   post_login_url: string | null;
+  /** The live workflow execution; delete stops exactly this one. */
+  execution_arn: string | null;
+  workflow_generation: number;
+}
+
+export const timelineEventTypes = ["login", "reauth", "health_check"] as const;
+
+export interface TimelineEvent {
+  id: string;
+  type: (typeof timelineEventTypes)[number];
+  status: string;
+  timestamp: string;
+  previous_status?: string;
+  error_code?: string;
+  error_message?: string;
+}
+
+export interface HealthCheckRecord {
+  status: Connection["status"];
+  checkedAt: string;
+  event: TimelineEvent;
+  /** Epoch seconds after which DynamoDB's TTL removes the event. */
+  eventExpiresAt: number;
 }
 
 export const defaultSettings: ConnectionSettings = {
@@ -190,8 +213,22 @@ export interface ConnectionStore {
   }): Promise<Page<Connection>>;
   /** Sets only the given settings; undefined when the connection does not exist. */
   updateSettings(org: string, id: string, changes: Partial<ConnectionSettings>, now: string): Promise<Connection | undefined>;
+  /** Points the record at a new execution, only if it still points at `expectedArn`. */
+  swapExecution(org: string, id: string, expectedArn: string, next: { arn: string; generation: number }): Promise<boolean>;
+  /** Writes the outcome and its timeline event together, only while `executionArn` is the record's. */
+  recordHealthCheck(org: string, id: string, executionArn: string, record: HealthCheckRecord): Promise<boolean>;
+  timeline(request: {
+    org: string;
+    id: string;
+    offset: number;
+    limit: number;
+    matches?: (event: TimelineEvent) => boolean;
+  }): Promise<Page<TimelineEvent>>;
   /** Follows a profile rename into the connections that show its name. */
   renameProfile(org: string, profileId: string, name: string): Promise<void>;
-  /** Removes the record and its guard; undefined when it was already gone. */
-  remove(org: string, id: string): Promise<Connection | undefined>;
+  /**
+   * Removes the record, its guard and its timeline, only while the record still points at
+   * `executionArn`; "moved" means a new execution took over and must be stopped first.
+   */
+  remove(org: string, id: string, executionArn: string | null): Promise<"removed" | "gone" | "moved">;
 }

@@ -9,10 +9,12 @@ import {
   type ConnectionSettings,
   type ConnectionStore,
   type CredentialRef,
+  type TimelineEvent,
 } from "./connection.ts";
-import { BadRequestError, ConflictError, NotFoundError } from "./errors.ts";
+import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
 import type { ProfileStore } from "./profile.ts";
 import { normalizeDomain, type TargetPolicy } from "./targets.ts";
+import { executionName, nextCheckAt, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
 export interface CredentialInput {
   name?: string;
@@ -50,15 +52,21 @@ export interface ListConnectionsInput {
 export interface ConnectionsCoreDeps {
   connections: ConnectionStore;
   profiles: ProfileStore;
+  workflow: WorkflowEngine;
+  timing: WorkflowTiming;
   policy: TargetPolicy;
   now?: () => Date;
 }
+
+/** A delete racing executions that keep handing over is retried; more is a bug. */
+const maxStopRounds = 5;
 
 /** A profile deleted between its lookup and the connection's write is recreated; more is a bug. */
 const maxProfileRaces = 3;
 
 export function connectionsCore(deps: ConnectionsCoreDeps) {
-  const now = () => (deps.now ?? (() => new Date()))().toISOString();
+  const clock = deps.now ?? (() => new Date());
+  const now = () => clock().toISOString();
 
   function settingsFrom(input: SettingsInput): Partial<ConnectionSettings> {
     const settings: Partial<ConnectionSettings> = {};
@@ -99,8 +107,9 @@ export function connectionsCore(deps: ConnectionsCoreDeps) {
           last_used_at: null,
           archive: null,
         });
+        const id = newId("ac");
         const connection: Connection = {
-          id: newId("ac"),
+          id,
           org,
           profile_id: profile.id,
           profile_name: profile.name,
@@ -114,11 +123,16 @@ export function connectionsCore(deps: ConnectionsCoreDeps) {
           can_reauth: false,
           can_reauth_reason: "no_prior_successful_login",
           post_login_url: null,
+          execution_arn: deps.workflow.executionArn(executionName(id, 0)),
+          workflow_generation: 0,
           ...settings,
           ...noFlow,
         };
         const result = await deps.connections.insert(connection);
-        if (result.outcome === "created") return toConnectionResource(connection);
+        if (result.outcome === "created") {
+          await startWorkflow(connection);
+          return toConnectionResource(connection);
+        }
         if (result.outcome === "duplicate") {
           throw new ConflictError(
             `an auth connection for profile '${input.profile_name}' and domain '${domain}' already exists`,
@@ -163,12 +177,52 @@ export function connectionsCore(deps: ConnectionsCoreDeps) {
     },
 
     async remove(org: string, id: string) {
-      // The workflow issue stops the connection's execution and cancels its login flow here,
-      // before the record goes, so that no execution outlives its connection.
-      const removed = await deps.connections.remove(org, id);
-      if (!removed) throw new NotFoundError(`auth connection '${id}' not found`);
+      // Stop first, then remove only if the record still points at the stopped execution: an
+      // execution that continued into a new one meanwhile is stopped on the next round.
+      for (let round = 1; round <= maxStopRounds; round++) {
+        const connection = await get(org, id);
+        if (connection.execution_arn) await deps.workflow.stop(connection.execution_arn);
+        const outcome = await deps.connections.remove(org, id, connection.execution_arn);
+        if (outcome === "removed") return;
+        if (outcome === "gone") throw new NotFoundError(`auth connection '${id}' not found`);
+      }
+      throw new ServiceUnavailableError(`auth connection '${id}' kept changing while it was being deleted; retry`);
+    },
+
+    async timeline(org: string, id: string, input: { type?: TimelineEvent["type"]; limit: number; offset: number }) {
+      await get(org, id);
+      return deps.connections.timeline({
+        org,
+        id,
+        offset: input.offset,
+        limit: input.limit,
+        matches: input.type ? (event) => event.type === input.type : undefined,
+      });
     },
   };
+
+  /**
+   * Starts the new connection's execution. If the connection was deleted before the execution
+   * existed, that delete stopped nothing, so the execution is stopped here.
+   */
+  async function startWorkflow(connection: Connection): Promise<void> {
+    const input = {
+      org: connection.org,
+      connection_id: connection.id,
+      generation: 0,
+      iteration: 0,
+      next_check_at: nextCheckAt(clock(), connection.health_check_interval, deps.timing),
+    };
+    try {
+      await deps.workflow.start(executionName(connection.id, 0), input);
+    } catch (error) {
+      await deps.connections.remove(connection.org, connection.id, connection.execution_arn);
+      throw error;
+    }
+    if (!(await deps.connections.get(connection.org, connection.id))) {
+      await deps.workflow.stop(deps.workflow.executionArn(executionName(connection.id, 0)));
+    }
+  }
 
   async function listScope(org: string, input: ListConnectionsInput): Promise<ConnectionListScope | undefined> {
     const domain = input.domain === undefined ? undefined : input.domain.trim().toLowerCase();

@@ -1,7 +1,7 @@
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import type { Connection, ConnectionListScope, ConnectionStore, InsertOutcome, Page } from "../domain/connection.ts";
+import { BatchWriteCommand, GetCommand, ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import type { Connection, ConnectionListScope, ConnectionStore, InsertOutcome, Page, TimelineEvent } from "../domain/connection.ts";
 import { isConditionFailure, newestFirst, transact, withoutKeys } from "./dynamo.ts";
-import { indexKeys, keys } from "./keys.ts";
+import { indexKeys, keys, timelinePrefix } from "./keys.ts";
 import { tableDefinition } from "./table.ts";
 
 export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: string): ConnectionStore {
@@ -36,11 +36,11 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
     const { byOrg, byProfile, byDomain } = tableDefinition.indexes;
     switch (scope.kind) {
       case "org":
-        return newestFirst<Connection>(db, tableName, byOrg, indexKeys.connectionsOfOrg(org), wanted, matches);
+        return newestFirst<Connection>(db, tableName, { index: byOrg }, indexKeys.connectionsOfOrg(org), wanted, matches);
       case "profile":
-        return newestFirst<Connection>(db, tableName, byProfile, indexKeys.connectionsOfProfile(org, scope.profileId), wanted, matches);
+        return newestFirst<Connection>(db, tableName, { index: byProfile }, indexKeys.connectionsOfProfile(org, scope.profileId), wanted, matches);
       case "domain":
-        return newestFirst<Connection>(db, tableName, byDomain, indexKeys.connectionsOfDomain(org, scope.domain), wanted, matches);
+        return newestFirst<Connection>(db, tableName, { index: byDomain }, indexKeys.connectionsOfDomain(org, scope.domain), wanted, matches);
       case "profileAndDomain": {
         const id = await readGuard(org, scope.profileId, scope.domain);
         const connection = id ? await get(org, id) : undefined;
@@ -88,6 +88,15 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
     throw new Error(`connection insert cancelled: ${outcome.reasons.join(", ")}`);
   }
 
+  /** Timeline events would expire by TTL anyway; deleting them keeps a deleted connection's data gone now. */
+  async function removeTimeline(org: string, id: string): Promise<void> {
+    const events = await newestFirst<TimelineEvent>(db, tableName, { sortKeyPrefix: timelinePrefix }, keys.connection(org, id).pk, Infinity);
+    const requests = events.map((event) => ({ DeleteRequest: { Key: keys.timelineEvent(org, id, event.timestamp, event.id) } }));
+    for (let start = 0; start < requests.length; start += 25) {
+      await db.send(new BatchWriteCommand({ RequestItems: { [tableName]: requests.slice(start, start + 25) } }));
+    }
+  }
+
   return {
     get,
 
@@ -128,7 +137,7 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
 
     async renameProfile(org, profileId, name) {
       const partition = indexKeys.connectionsOfProfile(org, profileId);
-      const connections = await newestFirst<Connection>(db, tableName, tableDefinition.indexes.byProfile, partition, Infinity);
+      const connections = await newestFirst<Connection>(db, tableName, { index: tableDefinition.indexes.byProfile }, partition, Infinity);
       for (const connection of connections) {
         try {
           await db.send(
@@ -147,14 +156,84 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
       }
     },
 
-    async remove(org, id) {
-      const connection = await get(org, id);
-      if (!connection) return undefined;
-      // Guard: the connection must still exist and the guard must still point at it, so two
-      // concurrent deletes decrement the profile's count once.
+    async swapExecution(org, id, expectedArn, next) {
+      try {
+        await db.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: keys.connection(org, id),
+            UpdateExpression: "SET execution_arn = :next, workflow_generation = :generation",
+            // Guard: only the execution the record points at may hand over, and never to a deleted record.
+            ConditionExpression: "attribute_exists(pk) AND execution_arn = :expected",
+            ExpressionAttributeValues: { ":next": next.arn, ":generation": next.generation, ":expected": expectedArn },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (isConditionFailure(error)) return false;
+        throw error;
+      }
+    },
+
+    async recordHealthCheck(org, id, executionArn, record) {
+      // Guard: the outcome and its event land only while the connection exists and this execution
+      // is its live one, so nothing is written for a deleted connection or by a superseded execution.
       const outcome = await transact(db, {
         TransactItems: [
-          { Delete: { TableName: tableName, Key: keys.connection(org, id), ConditionExpression: "attribute_exists(pk)" } },
+          {
+            Update: {
+              TableName: tableName,
+              Key: keys.connection(org, id),
+              UpdateExpression: "SET last_auth_check_at = :checked, #status = :status, updated_at = :checked ADD version :one",
+              ConditionExpression: "attribute_exists(pk) AND execution_arn = :arn",
+              ExpressionAttributeNames: { "#status": "status" },
+              ExpressionAttributeValues: { ":checked": record.checkedAt, ":status": record.status, ":one": 1, ":arn": executionArn },
+            },
+          },
+          {
+            Put: {
+              TableName: tableName,
+              Item: {
+                ...keys.timelineEvent(org, id, record.event.timestamp, record.event.id),
+                entity: "timeline_event",
+                ...record.event,
+                expires_at: record.eventExpiresAt,
+              },
+            },
+          },
+        ],
+      });
+      return outcome.committed;
+    },
+
+    async timeline({ org, id, offset, limit, matches }) {
+      const found = await newestFirst<TimelineEvent & { expires_at?: number }>(
+        db,
+        tableName,
+        { sortKeyPrefix: timelinePrefix },
+        keys.connection(org, id).pk,
+        offset + limit + 1,
+        matches,
+      );
+      const items = found.slice(offset, offset + limit).map(({ expires_at, ...event }) => event);
+      return { items, hasMore: found.length > offset + limit };
+    },
+
+    async remove(org, id, executionArn) {
+      const connection = await get(org, id);
+      if (!connection) return "gone";
+      // Guard: the connection must still exist and point at the execution the caller stopped, and
+      // the guard must still point at it, so two concurrent deletes decrement the count once.
+      const outcome = await transact(db, {
+        TransactItems: [
+          {
+            Delete: {
+              TableName: tableName,
+              Key: keys.connection(org, id),
+              ConditionExpression: "attribute_exists(pk) AND execution_arn = :arn",
+              ExpressionAttributeValues: { ":arn": executionArn },
+            },
+          },
           {
             Delete: {
               TableName: tableName,
@@ -173,7 +252,28 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
           },
         ],
       });
-      return outcome.committed ? connection : undefined;
+      if (!outcome.committed) return (await get(org, id)) ? "moved" : "gone";
+      await removeTimeline(org, id);
+      return "removed";
     },
   };
+}
+
+/** Every connection in the table, for the local runtime's restart; never used on a request path. */
+export async function scanConnections(db: DynamoDBDocumentClient, tableName: string): Promise<Connection[]> {
+  const connections: Connection[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(
+      new ScanCommand({
+        TableName: tableName,
+        FilterExpression: "entity = :connection",
+        ExpressionAttributeValues: { ":connection": "connection" },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    connections.push(...(page.Items ?? []).map((item) => withoutKeys<Connection>(item)));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return connections;
 }

@@ -69,28 +69,38 @@ export function withoutKeys<T>(item: Record<string, unknown>): T {
 const filteredPageSize = 200;
 const maxPageSize = 1000;
 
+/** Where a newest-first read looks: a list index, or the table itself under a sort-key prefix. */
+export type NewestFirstSource =
+  | { index: { name: string; partitionKey: string } }
+  | { sortKeyPrefix: string };
+
 /**
- * Reads a list index newest first (every list sort key is `<created_at>#<id>`) until `wanted`
- * items have passed `matches`, or the partition ends (`wanted` may be Infinity).
+ * Reads a partition newest first (list sort keys are `<created_at>#<id>`, timeline sort keys
+ * `EVENT#<time>#<id>`) until `wanted` items have passed `matches`, or the partition ends
+ * (`wanted` may be Infinity).
  */
 export async function newestFirst<T>(
   db: DynamoDBDocumentClient,
   tableName: string,
-  index: { name: string; partitionKey: string },
+  source: NewestFirstSource,
   partition: string,
   wanted: number,
   matches?: (item: T) => boolean,
 ): Promise<T[]> {
+  const keyCondition =
+    "index" in source
+      ? { IndexName: source.index.name, KeyConditionExpression: "#pk = :pk", ExpressionAttributeNames: { "#pk": source.index.partitionKey }, ExpressionAttributeValues: { ":pk": partition } }
+      : {
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+          ExpressionAttributeValues: { ":pk": partition, ":prefix": source.sortKeyPrefix },
+        };
   const found: T[] = [];
   let startKey: QueryCommandInput["ExclusiveStartKey"];
   do {
     const page = await db.send(
       new QueryCommand({
         TableName: tableName,
-        IndexName: index.name,
-        KeyConditionExpression: "#pk = :pk",
-        ExpressionAttributeNames: { "#pk": index.partitionKey },
-        ExpressionAttributeValues: { ":pk": partition },
+        ...keyCondition,
         ScanIndexForward: false,
         Limit: matches ? filteredPageSize : Math.min(wanted - found.length, maxPageSize),
         ExclusiveStartKey: startKey,

@@ -2,8 +2,15 @@
  * Every key the store writes, in one place. The org is part of every partition key, so a read
  * with the wrong org misses by construction.
  */
+export const timelinePrefix = "EVENT#";
+
 export const keys = {
   connection: (org: string, id: string) => ({ pk: `CONN#${org}#${id}`, sk: "CONN" }),
+  /** In the connection's partition, so one Query reads its timeline, newest first. */
+  timelineEvent: (org: string, connectionId: string, timestamp: string, eventId: string) => ({
+    pk: `CONN#${org}#${connectionId}`,
+    sk: `${timelinePrefix}${timestamp}#${eventId}`,
+  }),
   /** Keyed by profile id, not name, so a profile rename cannot orphan the guard. */
   connectionGuard: (org: string, profileId: string, domain: string) => ({
     pk: `CONNKEY#${org}#${profileId}#${domain}`,

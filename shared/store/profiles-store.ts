@@ -65,7 +65,7 @@ export function dynamoProfileStore(db: DynamoDBDocumentClient, tableName: string
     },
 
     async list({ org, offset, limit, matches }): Promise<Page<Profile>> {
-      const found = await newestFirst<Profile>(db, tableName, tableDefinition.indexes.byOrg, indexKeys.profilesOfOrg(org), offset + limit + 1, matches);
+      const found = await newestFirst<Profile>(db, tableName, { index: tableDefinition.indexes.byOrg }, indexKeys.profilesOfOrg(org), offset + limit + 1, matches);
       return { items: found.slice(offset, offset + limit), hasMore: found.length > offset + limit };
     },
 

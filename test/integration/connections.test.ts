@@ -1,5 +1,5 @@
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConflictError, NotFoundError } from "#shared/domain/errors.ts";
 import { servicesOnFreshTable, uniqueOrg } from "../support/services.ts";
 
@@ -7,6 +7,10 @@ let core: Awaited<ReturnType<typeof servicesOnFreshTable>>;
 
 beforeAll(async () => {
   core = await servicesOnFreshTable();
+});
+
+afterAll(async () => {
+  await core?.stack.stop();
 });
 
 async function itemsOfOrg(org: string) {

@@ -1,16 +1,16 @@
 import { randomBytes } from "node:crypto";
-import { inject } from "vitest";
-import { ensureTable } from "../../infra/local/dynamodb-local.ts";
-import { loadConfig } from "#shared/config.ts";
-import { buildServices, type Services } from "#shared/services.ts";
+import { services, type Services } from "#shared/services.ts";
+import type { LocalStackOptions } from "../../infra/local/stack.ts";
+import { startTestStack } from "./stack.ts";
 
-/** The real core and DynamoDB adapters, on the shared DynamoDB Local, in a fresh table. */
-export async function servicesOnFreshTable(): Promise<Services & { tableName: string }> {
-  const tableName = `test-${randomBytes(6).toString("hex")}`;
-  const endpoint = inject("dynamoEndpoint");
-  await ensureTable(endpoint, tableName);
-  const config = loadConfig({ DEPLOYMENT_MODE: "local", TABLE_NAME: tableName, DYNAMODB_ENDPOINT: endpoint });
-  return { ...buildServices(config), tableName };
+/**
+ * The real core and adapters, on the shared stand-ins, in a fresh table and bucket, with the local
+ * Step Functions endpoint running the workflow: the local stack without going through HTTP.
+ */
+export async function servicesOnFreshTable(workflow?: LocalStackOptions["workflow"]) {
+  const stack = await startTestStack(workflow);
+  const core: Services = services();
+  return { ...core, tableName: stack.tableName, stack };
 }
 
 export function uniqueOrg(): string {

@@ -1,10 +1,10 @@
 import Kernel from "@onkernel/sdk";
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
-import { startLocalStack, type LocalStack } from "../../infra/local/stack.ts";
+import { startLocalStack, type LocalStack, type LocalStackOptions } from "../../infra/local/stack.ts";
 
 /** The local runtime (gateway + handlers) on the shared stand-ins, in a table and bucket of its own. */
-export async function startTestStack(): Promise<LocalStack & { tableName: string }> {
+export async function startTestStack(workflow?: LocalStackOptions["workflow"]): Promise<LocalStack & { tableName: string }> {
   const tableName = `test-${randomBytes(6).toString("hex")}`;
   const stack = await startLocalStack({
     port: 0,
@@ -12,6 +12,7 @@ export async function startTestStack(): Promise<LocalStack & { tableName: string
     s3Endpoint: inject("s3Endpoint"),
     tableName,
     bucketName: tableName,
+    workflow,
   });
   return { ...stack, tableName };
 }

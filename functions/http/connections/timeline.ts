@@ -1,0 +1,12 @@
+import { z } from "zod";
+import { timelineEventTypes } from "#shared/domain/connection.ts";
+import { httpHandler } from "#shared/http/handler.ts";
+import { page } from "#shared/http/responses.ts";
+import { idParams, paginationQuery } from "#shared/http/schemas.ts";
+
+const query = z.object({ type: z.enum(timelineEventTypes).optional(), ...paginationQuery });
+
+export const handler = httpHandler({ params: idParams, query }, async (request, core) => {
+  const result = await core.connections.timeline(request.org, request.params.id, request.query);
+  return page(result.items, result.hasMore, request.query.offset, request.query.limit);
+});

@@ -1,0 +1,15 @@
+import { z } from "zod";
+import { services } from "#shared/services.ts";
+
+const input = z.object({
+  org: z.string(),
+  connection_id: z.string(),
+  generation: z.number().int().min(0),
+  next_check_at: z.string(),
+  execution_id: z.string(),
+});
+
+/** The workflow's ContinueAsNew task state. */
+export async function handler(payload: unknown) {
+  return services().workflow.continueAsNew(input.parse(payload));
+}

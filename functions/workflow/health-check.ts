@@ -1,0 +1,16 @@
+import { z } from "zod";
+import { services } from "#shared/services.ts";
+
+const input = z.object({
+  org: z.string(),
+  connection_id: z.string(),
+  generation: z.number().int().min(0),
+  iteration: z.number().int().min(0),
+  execution_id: z.string(),
+  execution_started_at: z.string(),
+});
+
+/** The workflow's HealthCheck task state. */
+export async function handler(payload: unknown) {
+  return services().workflow.healthCheck(input.parse(payload));
+}

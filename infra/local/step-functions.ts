@@ -1,0 +1,221 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { StateMachine } from "aws-local-stepfunctions";
+
+type JSONValue = Parameters<StateMachine["run"]>[0];
+import { substitutedDefinition, workflowTasks, type WorkflowTaskState } from "#shared/workflow/definition.ts";
+
+type ExecutionStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "ABORTED";
+
+interface Execution {
+  executionArn: string;
+  name: string;
+  input: string;
+  status: ExecutionStatus;
+  startDate: Date;
+  stopDate?: Date;
+  output?: string;
+  error?: string;
+  abort(): void;
+}
+
+/** Errors in the shape the Step Functions JSON protocol uses, so the SDK raises its own classes. */
+class ProtocolError extends Error {
+  readonly type: string;
+  constructor(type: string, message: string) {
+    super(message);
+    this.type = type;
+  }
+}
+
+export interface LocalStepFunctions {
+  endpoint: string;
+  /** A task token whose SendTaskSuccess/Failure settles `result`: the local `.waitForTaskToken`. */
+  awaitTaskToken(): { token: string; result: Promise<unknown> };
+  stop(): Promise<void>;
+}
+
+const repoRoot = resolve(import.meta.dirname, "../..");
+const localFunctionArn = (name: string) => `arn:aws:lambda:us-east-1:000000000000:function:${name}`;
+/** Executions kept for DescribeExecution after they end; the oldest finished ones go first. */
+const retainedExecutions = 10_000;
+
+/**
+ * Runs the deployed ASL with aws-local-stepfunctions behind an endpoint speaking the Step Functions
+ * JSON protocol, so the production `@aws-sdk/client-sfn` adapter runs unchanged. Task states call
+ * the same handler files CDK deploys, in this process.
+ */
+export async function startLocalStepFunctions(options: { stateMachineArn: string; timeScale: number }): Promise<LocalStepFunctions> {
+  const placeholders = Object.fromEntries(
+    Object.values(workflowTasks).map((task) => [task.placeholder, localFunctionArn(task.functionName)]),
+  );
+  const machine = new StateMachine(substitutedDefinition(placeholders) as unknown as ConstructorParameters<typeof StateMachine>[0]);
+  const taskHandlers = Object.fromEntries(
+    await Promise.all(
+      (Object.keys(workflowTasks) as WorkflowTaskState[]).map(async (state) => {
+        const module = (await import(pathToFileURL(resolve(repoRoot, workflowTasks[state].handler)).href)) as {
+          handler: (payload: unknown) => Promise<unknown>;
+        };
+        // `lambda:invoke` hands the function `Payload` and answers `{Payload: result}`.
+        const invoke = async (input: JSONValue) => ({ Payload: (await module.handler((input as { Payload: unknown }).Payload)) as JSONValue });
+        return [state, invoke] as const;
+      }),
+    ),
+  );
+  const retryIntervals = Object.fromEntries(Object.keys(workflowTasks).map((state) => [state, 5000 * options.timeScale]));
+  const executions = new Map<string, Execution>();
+  const taskTokens = new Map<string, { resolve(value: unknown): void; reject(error: Error): void }>();
+
+  function executionArnFor(name: string): string {
+    return `${options.stateMachineArn.replace(":stateMachine:", ":execution:")}:${name}`;
+  }
+
+  function find(executionArn: unknown): Execution {
+    const execution = executions.get(String(executionArn));
+    if (!execution) throw new ProtocolError("ExecutionDoesNotExist", `Execution Does Not Exist: '${String(executionArn)}'`);
+    return execution;
+  }
+
+  function forgetOldest(): void {
+    if (executions.size <= retainedExecutions) return;
+    for (const [arn, execution] of executions) {
+      if (execution.status !== "RUNNING") executions.delete(arn);
+      if (executions.size <= retainedExecutions) return;
+    }
+  }
+
+  function startExecution(body: { stateMachineArn?: string; name?: string; input?: string }) {
+    if (body.stateMachineArn !== options.stateMachineArn) {
+      throw new ProtocolError("StateMachineDoesNotExist", `State Machine Does Not Exist: '${body.stateMachineArn}'`);
+    }
+    const name = body.name ?? randomUUID();
+    const executionArn = executionArnFor(name);
+    const input = body.input ?? "{}";
+    const existing = executions.get(executionArn);
+    if (existing) {
+      // Step Functions' idempotency: the same name and input while running returns the execution.
+      if (existing.status === "RUNNING" && existing.input === input) return { executionArn, startDate: seconds(existing.startDate) };
+      throw new ProtocolError("ExecutionAlreadyExists", `Execution Already Exists: '${executionArn}'`);
+    }
+    const startDate = new Date();
+    const run = machine.run(JSON.parse(input), {
+      overrides: { taskResourceLocalHandlers: taskHandlers, retryIntervalOverrides: retryIntervals },
+      context: {
+        Execution: { Id: executionArn, Name: name, Input: JSON.parse(input), StartTime: startDate.toISOString() },
+        StateMachine: { Id: options.stateMachineArn, Name: options.stateMachineArn.split(":").pop() },
+      },
+      noThrowOnAbort: true,
+    });
+    const execution: Execution = { executionArn, name, input, status: "RUNNING", startDate, abort: run.abort };
+    executions.set(executionArn, execution);
+    forgetOldest();
+    run.result.then(
+      (output: unknown) => {
+        if (execution.status !== "RUNNING") return;
+        Object.assign(execution, { status: "SUCCEEDED", stopDate: new Date(), output: JSON.stringify(output) });
+      },
+      (error: unknown) => {
+        if (execution.status !== "RUNNING") return;
+        Object.assign(execution, { status: "FAILED", stopDate: new Date(), error: error instanceof Error ? error.message : String(error) });
+      },
+    );
+    return { executionArn, startDate: seconds(startDate) };
+  }
+
+  function describe(execution: Execution) {
+    return {
+      executionArn: execution.executionArn,
+      stateMachineArn: options.stateMachineArn,
+      name: execution.name,
+      status: execution.status,
+      startDate: seconds(execution.startDate),
+      ...(execution.stopDate ? { stopDate: seconds(execution.stopDate) } : {}),
+    };
+  }
+
+  function settleTask(token: unknown, settle: (waiter: { resolve(value: unknown): void; reject(error: Error): void }) => void) {
+    const waiter = taskTokens.get(String(token));
+    if (!waiter) throw new ProtocolError("TaskDoesNotExist", "Task Does Not Exist");
+    taskTokens.delete(String(token));
+    settle(waiter);
+    return {};
+  }
+
+  const operations: Record<string, (body: Record<string, unknown>) => unknown> = {
+    StartExecution: (body) => startExecution(body as { stateMachineArn?: string; name?: string; input?: string }),
+    StopExecution: (body) => {
+      const execution = find(body.executionArn);
+      if (execution.status === "RUNNING") {
+        Object.assign(execution, { status: "ABORTED", stopDate: new Date() });
+        execution.abort();
+      }
+      return { stopDate: seconds(execution.stopDate ?? new Date()) };
+    },
+    DescribeExecution: (body) => {
+      const execution = find(body.executionArn);
+      return { ...describe(execution), input: execution.input, ...(execution.output ? { output: execution.output } : {}), ...(execution.error ? { error: execution.error } : {}) };
+    },
+    ListExecutions: (body) => {
+      const matching = [...executions.values()].filter((execution) => !body.statusFilter || execution.status === body.statusFilter);
+      const offset = Number(body.nextToken ?? 0);
+      const limit = Number(body.maxResults ?? 100) || 100;
+      const page = matching.slice(offset, offset + limit);
+      return { executions: page.map(describe), ...(offset + limit < matching.length ? { nextToken: String(offset + limit) } : {}) };
+    },
+    SendTaskSuccess: (body) => settleTask(body.taskToken, (waiter) => waiter.resolve(JSON.parse(String(body.output ?? "null")))),
+    SendTaskFailure: (body) =>
+      settleTask(body.taskToken, (waiter) => waiter.reject(Object.assign(new Error(String(body.cause ?? "")), { name: String(body.error ?? "TaskFailed") }))),
+  };
+
+  const server: Server = createServer((request, response) => {
+    handle(request)
+      .then((result) => {
+        response.writeHead(200, { "content-type": "application/x-amz-json-1.0" });
+        response.end(JSON.stringify(result));
+      })
+      .catch((error: unknown) => {
+        const type = error instanceof ProtocolError ? error.type : "InvalidParameterValue";
+        response.writeHead(400, { "content-type": "application/x-amz-json-1.0" });
+        response.end(JSON.stringify({ __type: type, message: error instanceof Error ? error.message : String(error) }));
+      });
+  });
+
+  async function handle(request: IncomingMessage): Promise<unknown> {
+    const target = String(request.headers["x-amz-target"] ?? "");
+    const operation = operations[target.replace(/^AWSStepFunctions\./, "")];
+    if (!operation) throw new ProtocolError("UnknownOperationException", `operation '${target}' is not served locally`);
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    return operation(JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as Record<string, unknown>);
+  }
+
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    awaitTaskToken() {
+      const token = randomUUID();
+      const result = new Promise<unknown>((resolveTask, rejectTask) => taskTokens.set(token, { resolve: resolveTask, reject: rejectTask }));
+      return { token, result };
+    },
+    async stop() {
+      for (const execution of executions.values()) {
+        if (execution.status === "RUNNING") {
+          Object.assign(execution, { status: "ABORTED", stopDate: new Date() });
+          execution.abort();
+        }
+      }
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    },
+  };
+}
+
+/** The JSON protocol carries timestamps as epoch seconds. */
+function seconds(date: Date): number {
+  return date.getTime() / 1000;
+}

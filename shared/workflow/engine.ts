@@ -1,0 +1,38 @@
+import { SFNClient, StartExecutionCommand, StopExecutionCommand } from "@aws-sdk/client-sfn";
+import type { WorkflowEngine } from "../domain/workflow.ts";
+import type { WorkflowState } from "./definition.ts";
+
+export function createSfnClient(settings: { region: string; endpoint?: string }): SFNClient {
+  return new SFNClient({
+    region: settings.region,
+    ...(settings.endpoint
+      ? { endpoint: settings.endpoint, credentials: { accessKeyId: "local", secretAccessKey: "local" } }
+      : {}),
+  });
+}
+
+/** Executions are named, so an execution's ARN is known before it starts. */
+export function executionArn(stateMachineArn: string, name: string): string {
+  return `${stateMachineArn.replace(":stateMachine:", ":execution:")}:${name}`;
+}
+
+/** The workflow port over Step Functions: the same adapter in AWS and against the local endpoint. */
+export function sfnWorkflowEngine(sfn: SFNClient, stateMachineArn: string): WorkflowEngine {
+  return {
+    executionArn: (name) => executionArn(stateMachineArn, name),
+
+    async start(name: string, input: WorkflowState) {
+      const result = await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
+      return result.executionArn ?? executionArn(stateMachineArn, name);
+    },
+
+    async stop(arn: string) {
+      try {
+        await sfn.send(new StopExecutionCommand({ executionArn: arn, cause: "auth connection deleted" }));
+      } catch (error) {
+        // Already gone (never started, finished or stopped): the goal, no execution running, holds.
+        if ((error as { name?: string }).name !== "ExecutionDoesNotExist") throw error;
+      }
+    },
+  };
+}
