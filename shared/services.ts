@@ -26,6 +26,7 @@ export function buildServices(config: Config) {
     config,
     db,
     s3,
+    connectionStore: connections,
     connections: connectionsCore({
       connections,
       profiles,
