@@ -64,6 +64,38 @@ const maxStopRounds = 5;
 /** A profile deleted between its lookup and the connection's write is recreated; more is a bug. */
 const maxProfileRaces = 3;
 
+/** A connection as create first stores it: no session yet, its workflow's first execution named. */
+export function newConnection(fields: {
+  org: string;
+  profile: { id: string; name: string };
+  domain: string;
+  settings: ConnectionSettings;
+  createdAt: string;
+  executionArnOf: (executionName: string) => string;
+}): Connection {
+  const id = newId("ac");
+  return {
+    id,
+    org: fields.org,
+    profile_id: fields.profile.id,
+    profile_name: fields.profile.name,
+    domain: fields.domain,
+    created_at: fields.createdAt,
+    updated_at: fields.createdAt,
+    version: 1,
+    status: "NEEDS_AUTH",
+    last_auth_check_at: null,
+    last_auth_at: null,
+    can_reauth: false,
+    can_reauth_reason: "no_prior_successful_login",
+    post_login_url: null,
+    execution_arn: fields.executionArnOf(executionName(id, 0)),
+    workflow_generation: 0,
+    ...fields.settings,
+    ...noFlow,
+  };
+}
+
 export function connectionsCore(deps: ConnectionsCoreDeps) {
   const clock = deps.now ?? (() => new Date());
   const now = () => clock().toISOString();
@@ -107,27 +139,7 @@ export function connectionsCore(deps: ConnectionsCoreDeps) {
           last_used_at: null,
           archive: null,
         });
-        const id = newId("ac");
-        const connection: Connection = {
-          id,
-          org,
-          profile_id: profile.id,
-          profile_name: profile.name,
-          domain,
-          created_at: createdAt,
-          updated_at: createdAt,
-          version: 1,
-          status: "NEEDS_AUTH",
-          last_auth_check_at: null,
-          last_auth_at: null,
-          can_reauth: false,
-          can_reauth_reason: "no_prior_successful_login",
-          post_login_url: null,
-          execution_arn: deps.workflow.executionArn(executionName(id, 0)),
-          workflow_generation: 0,
-          ...settings,
-          ...noFlow,
-        };
+        const connection = newConnection({ org, profile, domain, settings, createdAt, executionArnOf: deps.workflow.executionArn });
         const result = await deps.connections.insert(connection);
         if (result.outcome === "created") {
           await startWorkflow(connection);

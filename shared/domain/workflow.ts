@@ -20,6 +20,6 @@ export interface WorkflowTiming {
   maxAgeDays: number;
 }
 
-export function nextCheckAt(now: Date, intervalSeconds: number, timing: WorkflowTiming): string {
+export function nextCheckAt(now: Date, intervalSeconds: number, timing: Pick<WorkflowTiming, "timeScale">): string {
   return new Date(now.getTime() + intervalSeconds * 1000 * timing.timeScale).toISOString();
 }

@@ -4,22 +4,54 @@ import { isConditionFailure, newestFirst, transact, withoutKeys } from "./dynamo
 import { indexKeys, keys, timelinePrefix } from "./keys.ts";
 import { tableDefinition } from "./table.ts";
 
-export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: string): ConnectionStore {
-  function toItem(connection: Connection) {
-    const order = indexKeys.createdOrder(connection.created_at, connection.id);
-    return {
-      ...keys.connection(connection.org, connection.id),
-      entity: "connection",
-      gsi1pk: indexKeys.connectionsOfOrg(connection.org),
-      gsi1sk: order,
-      gsi2pk: indexKeys.connectionsOfProfile(connection.org, connection.profile_id),
-      gsi2sk: order,
-      gsi3pk: indexKeys.connectionsOfDomain(connection.org, connection.domain),
-      gsi3sk: order,
-      ...connection,
-    };
-  }
+/** The stored item: the connection with its keys and the keys of the three list indexes. */
+export function connectionItem(connection: Connection) {
+  const order = indexKeys.createdOrder(connection.created_at, connection.id);
+  return {
+    ...keys.connection(connection.org, connection.id),
+    entity: "connection",
+    gsi1pk: indexKeys.connectionsOfOrg(connection.org),
+    gsi1sk: order,
+    gsi2pk: indexKeys.connectionsOfProfile(connection.org, connection.profile_id),
+    gsi2sk: order,
+    gsi3pk: indexKeys.connectionsOfDomain(connection.org, connection.domain),
+    gsi3sk: order,
+    ...connection,
+  };
+}
 
+/**
+ * The insert, as one transaction: the connection, its (org, profile id, domain) guard put only if
+ * absent, and the profile's connection count, which requires the profile to still exist. So at
+ * most one connection per pair, and none for a profile deleted meanwhile.
+ */
+export function insertConnectionItems(tableName: string, connection: Connection) {
+  return [
+    { Put: { TableName: tableName, Item: connectionItem(connection), ConditionExpression: "attribute_not_exists(pk)" } },
+    {
+      Put: {
+        TableName: tableName,
+        Item: {
+          ...keys.connectionGuard(connection.org, connection.profile_id, connection.domain),
+          entity: "connection_guard",
+          connection_id: connection.id,
+        },
+        ConditionExpression: "attribute_not_exists(pk)",
+      },
+    },
+    {
+      Update: {
+        TableName: tableName,
+        Key: keys.profile(connection.org, connection.profile_id),
+        UpdateExpression: "ADD connection_count :one",
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeValues: { ":one": 1 },
+      },
+    },
+  ];
+}
+
+export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: string): ConnectionStore {
   async function get(org: string, id: string): Promise<Connection | undefined> {
     const result = await db.send(new GetCommand({ TableName: tableName, Key: keys.connection(org, id), ConsistentRead: true }));
     return result.Item ? withoutKeys<Connection>(result.Item) : undefined;
@@ -50,32 +82,8 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
   }
 
   async function insert(connection: Connection): Promise<InsertOutcome> {
-    // Guard: the (org, profile id, domain) item is put only if absent, in the same transaction as
-    // the connection, and the profile must still exist; so at most one connection per pair.
     const outcome = await transact(db, {
-      TransactItems: [
-        { Put: { TableName: tableName, Item: toItem(connection), ConditionExpression: "attribute_not_exists(pk)" } },
-        {
-          Put: {
-            TableName: tableName,
-            Item: {
-              ...keys.connectionGuard(connection.org, connection.profile_id, connection.domain),
-              entity: "connection_guard",
-              connection_id: connection.id,
-            },
-            ConditionExpression: "attribute_not_exists(pk)",
-          },
-        },
-        {
-          Update: {
-            TableName: tableName,
-            Key: keys.profile(connection.org, connection.profile_id),
-            UpdateExpression: "ADD connection_count :one",
-            ConditionExpression: "attribute_exists(pk)",
-            ExpressionAttributeValues: { ":one": 1 },
-          },
-        },
-      ],
+      TransactItems: insertConnectionItems(tableName, connection),
     });
     if (outcome.committed) return { outcome: "created" };
     const [, guardReason, profileReason] = outcome.reasons;

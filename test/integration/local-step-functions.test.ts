@@ -1,0 +1,64 @@
+import {
+  DescribeExecutionCommand,
+  ExecutionAlreadyExists,
+  ExecutionDoesNotExist,
+  SendTaskFailureCommand,
+  SendTaskSuccessCommand,
+  StartExecutionCommand,
+  StateMachineDoesNotExist,
+  TaskDoesNotExist,
+} from "@aws-sdk/client-sfn";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSfnClient } from "#shared/workflow/engine.ts";
+import { startLocalStepFunctions, type LocalStepFunctions } from "../../infra/local/step-functions.ts";
+
+const stateMachineArn = "arn:aws:states:us-east-1:000000000000:stateMachine:protocol-test";
+let local: LocalStepFunctions;
+let sfn: ReturnType<typeof createSfnClient>;
+
+beforeAll(async () => {
+  local = await startLocalStepFunctions({ stateMachineArn, timeScale: 1 });
+  sfn = createSfnClient({ region: "us-east-1", endpoint: local.endpoint });
+});
+
+afterAll(async () => {
+  await local?.stop();
+});
+
+// Far in the future: the execution waits in its first state and runs no task.
+const waitingInput = JSON.stringify({ org: "o", connection_id: "ac_x", generation: 0, iteration: 0, next_check_at: "2100-01-01T00:00:00Z" });
+
+describe("the local Step Functions endpoint, through the AWS SDK", () => {
+  it("starts idempotently by name and input, and refuses the same name with other input", async () => {
+    const first = await sfn.send(new StartExecutionCommand({ stateMachineArn, name: "same-name", input: waitingInput }));
+    const again = await sfn.send(new StartExecutionCommand({ stateMachineArn, name: "same-name", input: waitingInput }));
+    const described = await sfn.send(new DescribeExecutionCommand({ executionArn: first.executionArn }));
+
+    expect(again.executionArn).toBe(first.executionArn);
+    expect(described).toMatchObject({ status: "RUNNING", name: "same-name", input: waitingInput, stateMachineArn });
+    expect(described.startDate).toBeInstanceOf(Date);
+    await expect(
+      sfn.send(new StartExecutionCommand({ stateMachineArn, name: "same-name", input: "{}" })),
+    ).rejects.toBeInstanceOf(ExecutionAlreadyExists);
+  });
+
+  it("answers the protocol's own errors for unknown machines, executions and task tokens", async () => {
+    await expect(sfn.send(new StartExecutionCommand({ stateMachineArn: `${stateMachineArn}-other`, input: "{}" }))).rejects.toBeInstanceOf(
+      StateMachineDoesNotExist,
+    );
+    await expect(sfn.send(new DescribeExecutionCommand({ executionArn: `${stateMachineArn}:nope` }))).rejects.toBeInstanceOf(ExecutionDoesNotExist);
+    await expect(sfn.send(new SendTaskSuccessCommand({ taskToken: "unknown", output: "{}" }))).rejects.toBeInstanceOf(TaskDoesNotExist);
+  });
+
+  it("settles a waiting task token with SendTaskSuccess or SendTaskFailure", async () => {
+    const succeeding = local.awaitTaskToken();
+    const failing = local.awaitTaskToken();
+
+    await sfn.send(new SendTaskSuccessCommand({ taskToken: succeeding.token, output: JSON.stringify({ submitted: true }) }));
+    await sfn.send(new SendTaskFailureCommand({ taskToken: failing.token, error: "FlowCanceled", cause: "deleted" }));
+
+    await expect(succeeding.result).resolves.toEqual({ submitted: true });
+    await expect(failing.result).rejects.toMatchObject({ name: "FlowCanceled", message: "deleted" });
+    await expect(sfn.send(new SendTaskSuccessCommand({ taskToken: succeeding.token, output: "{}" }))).rejects.toBeInstanceOf(TaskDoesNotExist);
+  });
+});
