@@ -1,6 +1,6 @@
-import { compress } from "@mongodb-js/zstd";
-import { constants, createZstdCompress, createZstdDecompress } from "node:zlib";
+import { constants, createZstdCompress, createZstdDecompress, zstdCompress } from "node:zlib";
 import type { Transform } from "node:stream";
+import { promisify } from "node:util";
 
 const frameMagic = [0x28, 0xb5, 0x2f, 0xfd];
 
@@ -8,9 +8,15 @@ export function isZstdFrame(buf: Uint8Array): boolean {
   return frameMagic.every((byte, i) => buf[i] === byte);
 }
 
-/** Whole-buffer compression; fine for archives that are already in memory. */
+const zstdCompressBuffer = promisify(zstdCompress);
+
+/**
+ * Whole-buffer compression; fine for archives that are already in memory. Node's own zstd rather
+ * than a native addon, so every Lambda bundle stays pure JavaScript: an x64 build machine cannot
+ * ship an addon's arm64 binary.
+ */
 export async function compressZstd(buf: Uint8Array): Promise<Buffer> {
-  return compress(Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength));
+  return zstdCompressBuffer(buf);
 }
 
 export function zstdCompressStream(): Transform {
