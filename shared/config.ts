@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 const configSchema = z.object({
   /** `local` allows loopback and private login targets so the test sites on 127.0.0.1 work. */

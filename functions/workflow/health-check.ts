@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { services } from "#shared/services.ts";
 
 const input = z.object({

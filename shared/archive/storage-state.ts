@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { InvalidArchiveError } from "#shared/archive/errors.ts";
 
 const cookieSchema = z.looseObject({

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { browserTelemetryCategories } from "../domain/connection.ts";
 import { namePattern } from "../domain/profile.ts";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { timelineEventTypes } from "#shared/domain/connection.ts";
 import { httpHandler } from "#shared/http/handler.ts";
 import { page } from "#shared/http/responses.ts";

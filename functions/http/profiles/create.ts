@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { httpHandler } from "#shared/http/handler.ts";
 import { created } from "#shared/http/responses.ts";
 import { nameSchema } from "#shared/http/schemas.ts";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { streamingHttpHandler } from "#shared/http/handler.ts";
 import { idOrNameParams } from "#shared/http/schemas.ts";
 

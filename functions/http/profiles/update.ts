@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { httpHandler } from "#shared/http/handler.ts";
 import { ok } from "#shared/http/responses.ts";
 import { idOrNameParams, nameSchema } from "#shared/http/schemas.ts";
