@@ -5,6 +5,7 @@ export interface RunningInstance {
   pid: number;
   url: string;
   dynamoEndpoint?: string;
+  s3Endpoint?: string;
 }
 
 /** `npm start` records itself here so a second start, and `npm run api-key`, can find it. */

@@ -1,52 +1,46 @@
 import { BucketAlreadyExists, BucketAlreadyOwnedByYou, CreateBucketCommand } from "@aws-sdk/client-s3";
 import { mkdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createRequire } from "node:module";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { Worker } from "node:worker_threads";
 import { createS3Client } from "#shared/archive/archive-store.ts";
+import type { S3WorkerMessage } from "./s3-worker.ts";
 
 export interface S3Local {
   endpoint: string;
   stop(): Promise<void>;
 }
 
-/** The part of s3rver we use; it ships no types, so it is loaded untyped and cast to this. */
-interface S3rverServer {
-  run(): Promise<AddressInfo>;
-  close(): Promise<void>;
-}
-
-type S3rverConstructor = new (options: {
-  address: string;
-  port: number;
-  directory: string;
-  silent: boolean;
-}) => S3rverServer;
-
-const S3rver = createRequire(import.meta.url)("s3rver") as S3rverConstructor;
-
 /**
- * Starts s3rver in-process: persisted under `dataDir` across restarts, or in a temp dir removed
- * on stop. s3rver always stores on disk, and its default directory is shared by every instance.
+ * Starts s3rver on a worker thread, so serving archives does not take turns with the gateway on
+ * one event loop (that halved download throughput). Data persists under `dataDir` across
+ * restarts, or lives in a temp dir removed on stop; s3rver's default directory is shared by every
+ * instance, so one is always given.
  */
 export async function startS3Local(options: { dataDir?: string } = {}): Promise<S3Local> {
   const directory = options.dataDir ? resolve(options.dataDir) : await mkdtemp(join(tmpdir(), "s3rver-"));
   if (options.dataDir) mkdirSync(directory, { recursive: true });
   const removeTemporaryData = () => (options.dataDir ? Promise.resolve() : rm(directory, { recursive: true, force: true }));
-  const server = new S3rver({ address: "127.0.0.1", port: 0, directory, silent: true });
-  let address: AddressInfo;
-  try {
-    address = await server.run();
-  } catch (error) {
+  const worker = new Worker(new URL("./s3-worker.ts", import.meta.url), { workerData: { directory } });
+  const reply = () =>
+    new Promise<S3WorkerMessage>((done, fail) => {
+      worker.once("message", done);
+      worker.once("error", fail);
+    });
+  const started = await reply().catch((error: unknown) => ({ failed: error instanceof Error ? error.message : String(error) }));
+  if (!("started" in started)) {
+    await worker.terminate();
     await removeTemporaryData();
-    throw error;
+    throw new Error(`s3rver did not start: ${"failed" in started ? started.failed : "unexpected message"}`);
   }
   return {
-    endpoint: `http://127.0.0.1:${address.port}`,
+    endpoint: `http://127.0.0.1:${started.started}`,
     stop: async () => {
-      await server.close();
+      const stopped = reply();
+      worker.postMessage("stop");
+      await stopped;
+      await worker.terminate();
       await removeTemporaryData();
     },
   };

@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server } from "node:http";
 import { generateApiKey } from "#shared/domain/api-keys.ts";
@@ -7,6 +8,7 @@ import { services } from "#shared/services.ts";
 import { scanConnections } from "#shared/store/connections-store.ts";
 import { ensureTable, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { startGateway } from "./gateway.ts";
+import { startPoolSupervisor } from "./pool-supervisor.ts";
 import { ensureBucket, startS3Local } from "./s3-local.ts";
 import { startLocalStepFunctions } from "./step-functions.ts";
 
@@ -33,6 +35,7 @@ export interface LocalStack {
   dynamoEndpoint: string;
   s3Endpoint: string;
   sfnEndpoint: string;
+  tableName: string;
   stop(): Promise<void>;
 }
 
@@ -58,6 +61,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     for (const standIn of [...standIns].reverse()) await standIn.stop();
   };
   try {
+    // Kept under the data dir so a restarted stack finds, and ends, the browsers a crash left.
+    const browserDir = options.dataDir ? join(options.dataDir, "browsers") : mkdtempSync(join(tmpdir(), "acs-browsers-"));
+    if (!options.dataDir) standIns.unshift({ stop: async () => rmSync(browserDir, { recursive: true, force: true }) });
     const tableName = options.tableName ?? "auth-connections";
     const bucketName = options.bucketName ?? "auth-connection-profiles";
     await ensureTable(dynamo.endpoint, tableName);
@@ -70,6 +76,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       BUCKET_NAME: bucketName,
       S3_ENDPOINT: s3.endpoint,
       AWS_REGION: process.env.AWS_REGION ?? "us-east-1",
+      BROWSER_DATA_DIR: browserDir,
       ...(options.workflow?.timeScale ? { LOCAL_TIME_SCALE: String(options.workflow.timeScale) } : {}),
       ...(options.workflow?.maxIterations ? { WORKFLOW_MAX_ITERATIONS: String(options.workflow.maxIterations) } : {}),
     });
@@ -81,15 +88,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await services().apiKeys.register(localOrg, apiKey);
     const gateway = await startGateway({ port: options.port });
     await resumeWorkflows();
+    const poolSupervisor = startPoolSupervisor(services().poolFiller);
     return {
       url: gateway.url,
       apiKey,
       dynamoEndpoint: dynamo.endpoint,
       s3Endpoint: s3.endpoint,
       sfnEndpoint: stepFunctions.endpoint,
+      tableName,
       async stop() {
         gateway.server.closeAllConnections();
         await new Promise((done) => gateway.server.close(done));
+        await poolSupervisor.stop();
         await stopStandIns();
       },
     };

@@ -41,7 +41,10 @@ try {
   process.stderr.write(`could not start the service: ${message}${hint}\n`);
   process.exit(1);
 }
-writeFileSync(lockFile, JSON.stringify({ pid: process.pid, url: stack.url, dynamoEndpoint: stack.dynamoEndpoint }));
+writeFileSync(
+  lockFile,
+  JSON.stringify({ pid: process.pid, url: stack.url, dynamoEndpoint: stack.dynamoEndpoint, s3Endpoint: stack.s3Endpoint }),
+);
 
 process.stdout.write(
   [

@@ -1,0 +1,288 @@
+/**
+ * Connections API benchmark: each route through the local gateway against the raw backend calls
+ * that route makes (its floor), both from this process on the same in-memory DynamoDB Local.
+ */
+import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { StartExecutionCommand, type SFNClient } from "@aws-sdk/client-sfn";
+import { cpus, loadavg } from "node:os";
+import { defaultSettings } from "#shared/domain/connection.ts";
+import { newConnection } from "#shared/domain/connections.ts";
+import { executionName, nextCheckAt } from "#shared/domain/workflow.ts";
+import { services } from "#shared/services.ts";
+import { insertConnectionItems } from "#shared/store/connections-store.ts";
+import { createDocumentClient } from "#shared/store/dynamo.ts";
+import { createSfnClient, executionArn } from "#shared/workflow/engine.ts";
+import { indexKeys, keys } from "#shared/store/keys.ts";
+import { tableDefinition } from "#shared/store/table.ts";
+import { localOrg, type LocalStack } from "../infra/local/stack.ts";
+import { keepAliveClient, type HttpReply, type KeepAliveClient } from "./http-client.ts";
+import { runLoad, type LoadResult } from "./load.ts";
+import { summarize, type LatencySummary } from "./stats.ts";
+import { renderTable } from "./table.ts";
+
+/** The org of the stack's API key, so the floor reads and writes where the routes do. */
+const org = localOrg;
+const concurrency = 8;
+const profileCount = 8;
+/** 8 x 32 = 256 connections in the org: the list route pages over at least 200. */
+const seededConnectionsPerProfile = 32;
+const listLimit = 20;
+const targetRatio = 2;
+const measuredSeconds = secondsFromEnv("BENCH_SECONDS", 10);
+/** Lets the JVM behind DynamoDB Local and V8 compile each path before it is measured. */
+const warmupSeconds = secondsFromEnv("BENCH_WARMUP_SECONDS", 1);
+
+type Operation = (worker: number) => Promise<void>;
+
+interface Fixture {
+  profileNames: string[];
+  connectionIds: string[];
+}
+
+interface Scenario {
+  name: string;
+  route: Operation;
+  floor: Operation;
+}
+
+interface ScenarioFigures {
+  name: string;
+  route: LatencySummary;
+  floor: LatencySummary;
+}
+
+interface FailedRun {
+  label: string;
+  result: LoadResult;
+}
+
+function secondsFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const seconds = Number(raw);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new Error(`${name} must be a positive number of seconds, got '${raw}'`);
+  return seconds;
+}
+
+let domainSequence = 0;
+
+/** A domain no other request of this run uses, so no create ever meets an existing guard. */
+function uniqueDomain(source: string): string {
+  return `${source}${domainSequence++}.bench.example`;
+}
+
+function roundRobin<T>(values: readonly T[]): () => T {
+  if (values.length === 0) throw new Error("nothing to take turns over");
+  let next = 0;
+  return () => values[next++ % values.length] as T;
+}
+
+/**
+ * Each worker keeps to one profile, so no two creates in flight ADD to the same profile's
+ * connection_count: a transaction conflict (retried inside the route, an error for the raw floor
+ * call) would measure contention between the bench's own clients rather than the route.
+ */
+function profileOfWorker(fixture: Fixture, worker: number): string {
+  return fixture.profileNames[worker % fixture.profileNames.length] as string;
+}
+
+function expectStatus(reply: HttpReply, expected: number): HttpReply {
+  if (reply.status !== expected) {
+    throw new Error(`HTTP ${reply.status} (expected ${expected}): ${reply.body.toString("utf8").slice(0, 300)}`);
+  }
+  return reply;
+}
+
+function assertLoopback(url: string): void {
+  const { hostname } = new URL(url);
+  if (hostname !== "127.0.0.1") throw new Error(`refusing to send benchmark traffic to ${url}: only 127.0.0.1 is allowed`);
+}
+
+/** The profiles, and connections to get and list, created through the API as a user would. */
+async function seed(client: KeepAliveClient): Promise<Fixture> {
+  const profileNames = Array.from({ length: profileCount }, (_, index) => `bench-profile-${index}`);
+  const idsPerProfile = await Promise.all(
+    profileNames.map(async (profileName) => {
+      const ids: string[] = [];
+      for (let index = 0; index < seededConnectionsPerProfile; index++) {
+        const reply = await client.send("POST", "/auth/connections", { domain: uniqueDomain("seed"), profile_name: profileName });
+        const created = JSON.parse(expectStatus(reply, 201).body.toString("utf8")) as { id: string };
+        ids.push(created.id);
+      }
+      return ids;
+    }),
+  );
+  return { profileNames, connectionIds: idsPerProfile.flat() };
+}
+
+function routeOperations(client: KeepAliveClient, fixture: Fixture): Record<"create" | "get" | "list", Operation> {
+  const nextConnectionId = roundRobin(fixture.connectionIds);
+  return {
+    async create(worker) {
+      const body = { domain: uniqueDomain("d"), profile_name: profileOfWorker(fixture, worker) };
+      expectStatus(await client.send("POST", "/auth/connections", body), 201);
+    },
+    async get() {
+      expectStatus(await client.send("GET", `/auth/connections/${encodeURIComponent(nextConnectionId())}`), 200);
+    },
+    async list() {
+      expectStatus(await client.send("GET", `/auth/connections?limit=${listLimit}`), 200);
+    },
+  };
+}
+
+/** The backend calls each route makes once its API key is cached, sent directly. */
+function floorOperations(db: DynamoDBDocumentClient, sfn: SFNClient, tableName: string, fixture: Fixture): Record<"create" | "get" | "list", Operation> {
+  const { STATE_MACHINE_ARN: stateMachineArn } = services().config;
+  const nextConnectionId = roundRobin(fixture.connectionIds);
+  const byOrg = tableDefinition.indexes.byOrg;
+  return {
+    async create(worker) {
+      const profileName = profileOfWorker(fixture, worker);
+      const guard = await db.send(
+        new GetCommand({ TableName: tableName, Key: keys.profileName(org, profileName), ConsistentRead: true }),
+      );
+      const profileId = guard.Item?.profile_id as string | undefined;
+      if (!profileId) throw new Error(`profile '${profileName}' has no name guard`);
+      const connection = newConnection({
+        org,
+        profile: { id: profileId, name: profileName },
+        domain: uniqueDomain("f"),
+        settings: defaultSettings,
+        createdAt: new Date().toISOString(),
+        executionArnOf: (name) => executionArn(stateMachineArn, name),
+      });
+      await db.send(new TransactWriteCommand({ TransactItems: insertConnectionItems(tableName, connection) }));
+      await sfn.send(
+        new StartExecutionCommand({
+          stateMachineArn,
+          name: executionName(connection.id, 0),
+          input: JSON.stringify({
+            org,
+            connection_id: connection.id,
+            generation: 0,
+            iteration: 0,
+            next_check_at: nextCheckAt(new Date(), connection.health_check_interval, { timeScale: 1 }),
+          }),
+        }),
+      );
+      // The route's read-back that catches a delete racing the start.
+      await db.send(new GetCommand({ TableName: tableName, Key: keys.connection(org, connection.id), ConsistentRead: true }));
+    },
+    async get() {
+      const id = nextConnectionId();
+      const result = await db.send(new GetCommand({ TableName: tableName, Key: keys.connection(org, id), ConsistentRead: true }));
+      if (!result.Item) throw new Error(`connection '${id}' not found`);
+    },
+    async list() {
+      const page = await db.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: byOrg.name,
+          KeyConditionExpression: "#pk = :pk",
+          ExpressionAttributeNames: { "#pk": byOrg.partitionKey },
+          ExpressionAttributeValues: { ":pk": indexKeys.connectionsOfOrg(org) },
+          ScanIndexForward: false,
+          // The route asks for one more than the page to learn whether there is a next one.
+          Limit: listLimit + 1,
+        }),
+      );
+      if (page.Items?.length !== listLimit + 1) throw new Error(`expected ${listLimit + 1} items, got ${page.Items?.length ?? 0}`);
+    },
+  };
+}
+
+async function measure(label: string, operation: Operation, failedRuns: FailedRun[]): Promise<LatencySummary> {
+  process.stderr.write(`measuring ${label}...\n`);
+  const warmup = await runLoad({ concurrency, durationMs: warmupSeconds * 1000 }, operation);
+  const measured = await runLoad({ concurrency, durationMs: measuredSeconds * 1000 }, operation);
+  if (warmup.failures) failedRuns.push({ label: `${label} (warm-up)`, result: warmup });
+  if (measured.failures) failedRuns.push({ label, result: measured });
+  return summarize(measured.latenciesMs, measured.elapsedMs);
+}
+
+const milliseconds = (value: number) => value.toFixed(2);
+const perSecond = (value: number) => value.toFixed(0);
+
+function report(figures: readonly ScenarioFigures[], failedRuns: readonly FailedRun[], loadBeforeRun: number): string {
+  const header = ["route", "req/s", "p50 ms", "p99 ms", "floor req/s", "floor p50", "floor p99", "p50 ratio", `within ${targetRatio}x`];
+  const rows = figures.map(({ name, route, floor }) => {
+    // Rounded up, so a ratio shown as 2.00x is never one that missed the target.
+    const ratio = Math.ceil((route.p50Ms / floor.p50Ms) * 100) / 100;
+    return [
+      name,
+      perSecond(route.perSecond),
+      milliseconds(route.p50Ms),
+      milliseconds(route.p99Ms),
+      perSecond(floor.perSecond),
+      milliseconds(floor.p50Ms),
+      milliseconds(floor.p99Ms),
+      `${ratio.toFixed(2)}x`,
+      ratio <= targetRatio ? "yes" : "NO",
+    ];
+  });
+  const lines = [
+    "",
+    "Connections API: route vs floor (the raw backend calls the route makes)",
+    `machine: ${cpus().length} CPUs, node ${process.version}; ${concurrency} concurrent clients, ` +
+      `${measuredSeconds} s per measurement after ${warmupSeconds} s warm-up`,
+    // Client, service and DynamoDB Local compete for the same cores, so other work skews the ratios.
+    `1-minute load average before the run: ${loadBeforeRun.toFixed(2)}`,
+    "",
+    renderTable(header, rows),
+    "",
+    `target: route p50 within ${targetRatio}x of its floor's p50`,
+    "notes:",
+    "- create = POST /auth/connections (new domain, existing profile); floor: GetItem of the profile name guard,",
+    "  TransactWriteItems of connection + guard + profile connection_count, StartExecution of its workflow",
+    "  (local Step Functions endpoint), GetItem read-back.",
+    `- get = GET /auth/connections/{id}; floor: one consistent GetItem. list = GET ?limit=${listLimit} over ` +
+      `${profileCount * seededConnectionsPerProfile}+ connections; floor: one Query on ${tableDefinition.indexes.byOrg.name}, Limit ${listLimit + 1}.`,
+    "- the authorizer's API key lookup is cached in-process, so it is not part of the floor (nor of the route once warm).",
+    "- clients, gateway, handlers and the floor's client share this one Node process; DynamoDB Local (Java) runs on the same machine.",
+  ];
+  if (failedRuns.length) {
+    lines.push("", "FAILURES:");
+    for (const { label, result } of failedRuns) {
+      lines.push(`- ${label}: ${result.failures} failed`);
+      for (const [message, count] of result.failureMessages) lines.push(`    ${count} x ${message}`);
+    }
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** The figures as a printable report, and whether any call failed. */
+export async function connectionsBench(stack: LocalStack): Promise<{ report: string; failed: boolean }> {
+  const loadBeforeRun = loadavg()[0] ?? Number.NaN;
+  const client = keepAliveClient(stack.url, { bearer: stack.apiKey, maxSockets: concurrency });
+  const db = createDocumentClient({ region: "us-east-1", endpoint: stack.dynamoEndpoint });
+  const sfn = createSfnClient({ region: "us-east-1", endpoint: stack.sfnEndpoint });
+  try {
+    assertLoopback(stack.url);
+    assertLoopback(stack.dynamoEndpoint);
+    assertLoopback(stack.sfnEndpoint);
+    process.stderr.write(`seeding ${profileCount} profiles with ${seededConnectionsPerProfile} connections each...\n`);
+    const fixture = await seed(client);
+    const routes = routeOperations(client, fixture);
+    const floors = floorOperations(db, sfn, stack.tableName, fixture);
+    // Reads first, so the list pages over the seeded org before the creates make it much larger.
+    const scenarios: Scenario[] = (["get", "list", "create"] as const).map((name) => ({
+      name,
+      route: routes[name],
+      floor: floors[name],
+    }));
+
+    const failedRuns: FailedRun[] = [];
+    const figures: ScenarioFigures[] = [];
+    for (const scenario of scenarios) {
+      const route = await measure(`${scenario.name} route`, scenario.route, failedRuns);
+      const floor = await measure(`${scenario.name} floor`, scenario.floor, failedRuns);
+      figures.push({ name: scenario.name, route, floor });
+    }
+    return { report: report(figures, failedRuns, loadBeforeRun), failed: failedRuns.length > 0 };
+  } finally {
+    client.close();
+    db.destroy();
+    sfn.destroy();
+  }
+}

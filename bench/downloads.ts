@@ -1,0 +1,271 @@
+/**
+ * Profile download benchmark: a 200 MB tar.zst served by `npm start` (a child process, so its RSS
+ * is the gateway's alone), as stored and as `format=tar`, against the `zstd` command line tool
+ * decompressing the same file.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createReadStream, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { get } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { once } from "node:events";
+import { Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { zstdDecompressStream } from "#shared/archive/zstd.ts";
+import { storageStateEntry } from "#shared/archive/tar.ts";
+import { loadConfig } from "#shared/config.ts";
+import { buildServices } from "#shared/services.ts";
+import { runningInstance, type RunningInstance } from "../infra/local/running.ts";
+import { keepAliveClient } from "./http-client.ts";
+import { renderTable } from "./table.ts";
+
+const randomEntryBytes = 8 * 1024 * 1024;
+/** 23 x 8 MiB of random data stays 184 MiB compressed; 12 x 16 MiB of log lines add about 20 MiB. */
+const randomEntries = 23;
+const compressibleEntryBytes = 16 * 1024 * 1024;
+const compressibleEntries = 12;
+const runsPerFormat = 3;
+const targetCliShare = 0.6;
+const targetPeakAboveIdleBytes = 200 * 1024 * 1024;
+const localOrg = "local";
+const profileName = "bench-download";
+const apiKey = "bench-download-api-key-0123456789";
+
+const mebibytes = (bytes: number) => bytes / (1024 * 1024);
+
+/** Log-like lines: repetitive structure, varying values; zstd's default level shrinks them about 8x. */
+function compressibleChunk(bytes: number): Buffer {
+  const lines: string[] = [];
+  let size = 0;
+  for (let line = 0; size < bytes; line++) {
+    const text = `{"ts":${1_700_000_000_000 + line * 17},"level":"info","route":"/auth/connections/${line % 977}","status":${200 + (line % 5)},"ms":${(line * 7919) % 1000}}\n`;
+    lines.push(text);
+    size += text.length;
+  }
+  return Buffer.from(lines.join("")).subarray(0, bytes);
+}
+
+/**
+ * Writes a profile archive with the tar and zstd tools: storage_state.json first (as the service
+ * writes it), then random and compressible entries in turn, sized so the tar.zst is about 200 MB.
+ */
+async function writeArchive(workDir: string): Promise<{ path: string; compressedBytes: number; tarBytes: number }> {
+  const sourceDir = join(workDir, "profile");
+  await mkdir(join(sourceDir, "cache"), { recursive: true });
+  const storageState = {
+    cookies: [{ name: "session", value: "bench", domain: "bench.example", path: "/", expires: -1, httpOnly: true, secure: true, sameSite: "Lax" }],
+    origins: [],
+  };
+  await writeFile(join(sourceDir, storageStateEntry), JSON.stringify(storageState));
+  const compressible = compressibleChunk(compressibleEntryBytes);
+  for (let entry = 0; entry < randomEntries + compressibleEntries; entry++) {
+    const body = entry < randomEntries ? randomBytes(randomEntryBytes) : compressible;
+    await writeFile(join(sourceDir, "cache", `entry-${String(entry).padStart(3, "0")}.bin`), body);
+  }
+  const tarPath = join(workDir, "profile.tar");
+  const path = `${tarPath}.zst`;
+  run("tar", ["-cf", tarPath, "-C", sourceDir, storageStateEntry, "cache"]);
+  run("zstd", ["-q", "--check", tarPath, "-o", path]);
+  const tarBytes = (await stat(tarPath)).size;
+  await rm(sourceDir, { recursive: true });
+  await rm(tarPath);
+  return { path, compressedBytes: (await stat(path)).size, tarBytes };
+}
+
+function run(command: string, args: string[]): void {
+  const result = spawnSync(command, args, { stdio: ["ignore", "ignore", "pipe"] });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed: ${result.stderr.toString()}`);
+}
+
+function ensureZstdCli(): void {
+  if (spawnSync("zstd", ["--version"]).status === 0) return;
+  if (process.getuid?.() !== 0) throw new Error("the zstd command line tool is missing: apt-get install -y zstd");
+  process.stderr.write("installing zstd from Debian...\n");
+  const installed = spawnSync("bash", ["-c", "apt-get update -qq && apt-get install -y -qq zstd"], { stdio: "inherit" });
+  if (installed.status !== 0) throw new Error("apt-get install zstd failed");
+}
+
+/** Seconds for the CLI to decompress the file to /dev/null, the best of the runs. */
+function cliDecompressSeconds(path: string): number {
+  let best = Infinity;
+  for (let attempt = 0; attempt < runsPerFormat; attempt++) {
+    const started = performance.now();
+    run("zstd", ["-d", "-q", "-c", path]);
+    best = Math.min(best, (performance.now() - started) / 1000);
+  }
+  return best;
+}
+
+/** The service's own decoder on the same file, no HTTP: what the decompression alone costs. */
+async function decoderSeconds(path: string): Promise<number> {
+  let best = Infinity;
+  for (let attempt = 0; attempt < runsPerFormat; attempt++) {
+    const started = performance.now();
+    await pipeline(createReadStream(path, { highWaterMark: 1024 * 1024 }), zstdDecompressStream(), new Writable({ write: (_chunk, _encoding, done) => done() }));
+    best = Math.min(best, (performance.now() - started) / 1000);
+  }
+  return best;
+}
+
+async function startService(dataDir: string): Promise<{ child: ChildProcess; running: RunningInstance }> {
+  const child = spawn(process.execPath, ["infra/local/start.ts"], {
+    env: { ...process.env, PORT: "0", DATA_DIR: dataDir, LOCAL_API_KEY: apiKey, LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
+    if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}`);
+    if (output.includes("listening on")) {
+      const running = runningInstance(dataDir);
+      if (running?.s3Endpoint && running.dynamoEndpoint) return { child, running };
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  child.kill("SIGTERM");
+  throw new Error("npm start did not come up within 120 s");
+}
+
+function processMemory(pid: number): { rssBytes: number; peakBytes: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kilobytes = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN) * 1024;
+  return { rssBytes: kilobytes("VmRSS"), peakBytes: kilobytes("VmHWM") };
+}
+
+/** Writing 5 to clear_refs resets VmHWM to the current RSS, so each run's peak is its own. */
+async function resetPeak(pid: number): Promise<void> {
+  await writeFile(`/proc/${pid}/clear_refs`, "5");
+}
+
+/** Streams the download to nowhere; the bytes received and the seconds it took. */
+function download(url: string): Promise<{ bytes: number; seconds: number }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    get(url, { headers: { authorization: `Bearer ${apiKey}` } }, (response) => {
+      if (response.statusCode !== 200) {
+        reject(new Error(`GET ${url}: HTTP ${response.statusCode}`));
+        response.resume();
+        return;
+      }
+      let bytes = 0;
+      response.on("data", (chunk: Buffer) => (bytes += chunk.length));
+      response.once("end", () => resolve({ bytes, seconds: (performance.now() - started) / 1000 }));
+      response.once("error", reject);
+    }).once("error", reject);
+  });
+}
+
+interface FormatFigures {
+  format: string;
+  bytes: number;
+  seconds: number;
+  idleRssBytes: number;
+  peakAboveIdleBytes: number;
+}
+
+async function measureFormat(running: RunningInstance, pid: number, format: "tar.zst" | "tar"): Promise<FormatFigures> {
+  const url = `${running.url}/profiles/${profileName}/download?format=${format}`;
+  let best: FormatFigures | undefined;
+  let worstPeakAboveIdle = 0;
+  for (let run = 0; run < runsPerFormat; run++) {
+    await resetPeak(pid);
+    const idle = processMemory(pid);
+    const { bytes, seconds } = await download(url);
+    const after = processMemory(pid);
+    worstPeakAboveIdle = Math.max(worstPeakAboveIdle, after.peakBytes - idle.rssBytes);
+    if (!best || seconds < best.seconds) best = { format, bytes, seconds, idleRssBytes: idle.rssBytes, peakAboveIdleBytes: 0 };
+  }
+  if (!best) throw new Error("no run");
+  return { ...best, peakAboveIdleBytes: worstPeakAboveIdle };
+}
+
+export async function downloadBench(): Promise<string> {
+  ensureZstdCli();
+  const workDir = await mkdtemp(join(tmpdir(), "bench-download-"));
+  let service: ChildProcess | undefined;
+  try {
+    process.stderr.write("writing a 200 MB tar.zst profile archive...\n");
+    const archive = await writeArchive(workDir);
+    process.stderr.write("starting npm start in a child process...\n");
+    const started = await startService(join(workDir, "data"));
+    service = started.child;
+    const { running } = started;
+    if (new URL(running.url).hostname !== "127.0.0.1") throw new Error(`refusing to send benchmark traffic to ${running.url}`);
+    const pid = service.pid;
+    if (pid === undefined) throw new Error("npm start has no pid");
+
+    const client = keepAliveClient(running.url, { bearer: apiKey, maxSockets: 1 });
+    const created = await client.send("POST", "/profiles", { name: profileName });
+    client.close();
+    if (created.status !== 201) throw new Error(`creating the profile: HTTP ${created.status}`);
+    // The API takes 4 MiB; bigger archives come from login flows or (in AWS) a presigned upload.
+    // The core's import validates and stores it as the API would.
+    process.stderr.write("importing it through the profiles core...\n");
+    const core = buildServices(
+      loadConfig({ ...process.env, DEPLOYMENT_MODE: "local", DYNAMODB_ENDPOINT: running.dynamoEndpoint, S3_ENDPOINT: running.s3Endpoint }),
+    );
+    await core.profiles.importArchive(localOrg, profileName, "application/zstd", await readFile(archive.path));
+    core.db.destroy();
+    core.s3.destroy();
+
+    process.stderr.write("downloading...\n");
+    const stored = await measureFormat(running, pid, "tar.zst");
+    const tar = await measureFormat(running, pid, "tar");
+    if (stored.bytes !== archive.compressedBytes) throw new Error(`as stored: ${stored.bytes} bytes, expected ${archive.compressedBytes}`);
+    if (tar.bytes !== archive.tarBytes) throw new Error(`format=tar: ${tar.bytes} bytes, expected ${archive.tarBytes}`);
+    const cliSeconds = cliDecompressSeconds(archive.path);
+    const decoderOnlySeconds = await decoderSeconds(archive.path);
+
+    const tarOutputRate = mebibytes(tar.bytes) / tar.seconds;
+    const cliOutputRate = mebibytes(archive.tarBytes) / cliSeconds;
+    const share = tarOutputRate / cliOutputRate;
+    const rows = [
+      [
+        "as stored (tar.zst)",
+        mebibytes(stored.bytes).toFixed(0),
+        stored.seconds.toFixed(2),
+        (mebibytes(stored.bytes) / stored.seconds).toFixed(0),
+        mebibytes(stored.idleRssBytes).toFixed(0),
+        mebibytes(stored.peakAboveIdleBytes).toFixed(1),
+      ],
+      [
+        "format=tar",
+        mebibytes(tar.bytes).toFixed(0),
+        tar.seconds.toFixed(2),
+        tarOutputRate.toFixed(0),
+        mebibytes(tar.idleRssBytes).toFixed(0),
+        mebibytes(tar.peakAboveIdleBytes).toFixed(1),
+      ],
+      ["zstd -d (CLI)", mebibytes(archive.tarBytes).toFixed(0), cliSeconds.toFixed(2), cliOutputRate.toFixed(0), "-", "-"],
+      [
+        "service decoder, no HTTP",
+        mebibytes(archive.tarBytes).toFixed(0),
+        decoderOnlySeconds.toFixed(2),
+        (mebibytes(archive.tarBytes) / decoderOnlySeconds).toFixed(0),
+        "-",
+        "-",
+      ],
+    ];
+    const worstPeak = Math.max(stored.peakAboveIdleBytes, tar.peakAboveIdleBytes);
+    return [
+      "",
+      `Profile download: ${mebibytes(archive.compressedBytes).toFixed(0)} MiB tar.zst (${mebibytes(archive.tarBytes).toFixed(0)} MiB as tar), best of ${runsPerFormat} runs, through npm start on loopback`,
+      "",
+      renderTable(["download", "MiB out", "seconds", "MiB/s out", "idle RSS MiB", "peak above idle MiB"], rows),
+      "",
+      `format=tar throughput: ${(share * 100).toFixed(0)}% of the zstd CLI (target >= ${targetCliShare * 100}%): ${share >= targetCliShare ? "yes" : "NO"}`,
+      `peak RSS above idle, worst run: ${mebibytes(worstPeak).toFixed(1)} MiB (target < ${mebibytes(targetPeakAboveIdleBytes)} MiB): ${worstPeak < targetPeakAboveIdleBytes ? "yes" : "NO"}`,
+      "- the gateway process is `npm start` itself (gateway, handlers, s3rver on a worker thread); its peak is /proc VmHWM, reset before each run.",
+      "- 'service decoder, no HTTP' is zstdDecompressStream from the file to nowhere: the decompression's share of the download time.",
+      "",
+    ].join("\n");
+  } finally {
+    if (service && service.exitCode === null) {
+      service.kill("SIGTERM");
+      await once(service, "exit");
+    }
+    await rm(workDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,53 @@
+export interface LoadOptions {
+  /** Workers, each calling the operation back to back. */
+  concurrency: number;
+  durationMs: number;
+}
+
+export interface LoadResult {
+  /** One entry per successful call. */
+  latenciesMs: number[];
+  /** From the start until the last worker's final call returned, so a little over the duration. */
+  elapsedMs: number;
+  failures: number;
+  /** Distinct failure messages and how often each occurred. */
+  failureMessages: Map<string, number>;
+}
+
+/** Beyond this many distinct messages the rest are counted together, so a failing run stays small. */
+const maxDistinctFailureMessages = 20;
+const otherFailures = "(other failure messages)";
+
+/**
+ * Runs `operation` from `concurrency` workers, each starting its next call as soon as the last one
+ * settles, until `durationMs` has passed. A call that throws is a failure and adds no latency.
+ */
+export async function runLoad(options: LoadOptions, operation: (worker: number) => Promise<void>): Promise<LoadResult> {
+  const result: LoadResult = { latenciesMs: [], elapsedMs: 0, failures: 0, failureMessages: new Map() };
+  const started = performance.now();
+  const deadline = started + options.durationMs;
+
+  function recordFailure(error: unknown) {
+    result.failures++;
+    const message = error instanceof Error ? error.message : String(error);
+    const key =
+      result.failureMessages.has(message) || result.failureMessages.size < maxDistinctFailureMessages ? message : otherFailures;
+    result.failureMessages.set(key, (result.failureMessages.get(key) ?? 0) + 1);
+  }
+
+  async function work(worker: number) {
+    while (performance.now() < deadline) {
+      const callStarted = performance.now();
+      try {
+        await operation(worker);
+        result.latenciesMs.push(performance.now() - callStarted);
+      } catch (error) {
+        recordFailure(error);
+      }
+    }
+  }
+
+  await Promise.all(Array.from({ length: options.concurrency }, (_, worker) => work(worker)));
+  result.elapsedMs = performance.now() - started;
+  return result;
+}
