@@ -25,6 +25,10 @@ const configSchema = z.object({
   TIMELINE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   /** How long a verified API key is trusted in-process before it is looked up again. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
+  /** Local mode: where each pooled Chromium keeps its profile, log and pid, so a restart finds leftovers. */
+  BROWSER_DATA_DIR: z.string().min(1).optional(),
+  /** Local mode: a Chromium to run instead of the one `@sparticuz/chromium` ships. */
+  BROWSER_EXECUTABLE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
 

@@ -56,6 +56,14 @@ export const routes: readonly Route[] = [
     streaming: true,
     grants: ["table:read", "archives:read"],
   },
+  { name: "CreateBrowserPool", method: "POST", path: "/browser_pools", handler: "functions/http/pools/create.ts", grants: ["table:read", "table:write"] },
+  { name: "ListBrowserPools", method: "GET", path: "/browser_pools", handler: "functions/http/pools/list.ts", grants: ["table:read"] },
+  { name: "GetBrowserPool", method: "GET", path: "/browser_pools/{id_or_name}", handler: "functions/http/pools/get.ts", grants: ["table:read"] },
+  { name: "UpdateBrowserPool", method: "PATCH", path: "/browser_pools/{id_or_name}", handler: "functions/http/pools/update.ts", grants: ["table:read", "table:write"] },
+  { name: "DeleteBrowserPool", method: "DELETE", path: "/browser_pools/{id_or_name}", handler: "functions/http/pools/delete.ts", grants: ["table:read", "table:write"] },
+  { name: "AcquireBrowser", method: "POST", path: "/browser_pools/{id_or_name}/acquire", handler: "functions/http/pools/acquire.ts", grants: ["table:read", "table:write"] },
+  { name: "ReleaseBrowser", method: "POST", path: "/browser_pools/{id_or_name}/release", handler: "functions/http/pools/release.ts", grants: ["table:read", "table:write"] },
+  { name: "FlushBrowserPool", method: "POST", path: "/browser_pools/{id_or_name}/flush", handler: "functions/http/pools/flush.ts", grants: ["table:read", "table:write"] },
 ];
 
 /** Every route is behind this bearer-key authorizer. */

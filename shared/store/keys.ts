@@ -19,6 +19,10 @@ export const keys = {
   profile: (org: string, id: string) => ({ pk: `PROFILE#${org}#${id}`, sk: "PROFILE" }),
   profileName: (org: string, name: string) => ({ pk: `PROFILENAME#${org}#${name}`, sk: "PROFILENAME" }),
   apiKey: (keyHash: string) => ({ pk: `APIKEY#${keyHash}`, sk: "APIKEY" }),
+  /** A pool and its browsers share one partition, so one Query reads the pool with every browser. */
+  pool: (org: string, id: string) => ({ pk: `POOL#${org}#${id}`, sk: "POOL" }),
+  poolBrowser: (org: string, poolId: string, sessionId: string) => ({ pk: `POOL#${org}#${poolId}`, sk: `BROWSER#${sessionId}` }),
+  poolName: (org: string, name: string) => ({ pk: `POOLNAME#${org}#${name}`, sk: "POOLNAME" }),
 };
 
 export const indexKeys = {
@@ -26,6 +30,9 @@ export const indexKeys = {
   connectionsOfProfile: (org: string, profileId: string) => `ORG#${org}#CONN#PROFILE#${profileId}`,
   connectionsOfDomain: (org: string, domain: string) => `ORG#${org}#CONN#DOMAIN#${domain}`,
   profilesOfOrg: (org: string) => `ORG#${org}#PROFILE`,
+  poolsOfOrg: (org: string) => `ORG#${org}#POOL`,
+  /** Every org's pools: the work list of the process that fills them; never served to an API caller. */
+  poolsOfAllOrgs: () => "POOLS",
   /** Sort key of every list index: newest first under a reverse query, ties broken by id. */
   createdOrder: (createdAt: string, id: string) => `${createdAt}#${id}`,
 };

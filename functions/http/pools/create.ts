@@ -1,0 +1,5 @@
+import { httpHandler } from "#shared/http/handler.ts";
+import { createPoolBody } from "#shared/http/pool-schemas.ts";
+import { created } from "#shared/http/responses.ts";
+
+export const handler = httpHandler({ body: createPoolBody }, async (request, core) => created(await core.pools.create(request.org, request.body)));

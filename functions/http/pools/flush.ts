@@ -1,0 +1,8 @@
+import { httpHandler } from "#shared/http/handler.ts";
+import { noContent } from "#shared/http/responses.ts";
+import { idOrNameParams } from "#shared/http/schemas.ts";
+
+export const handler = httpHandler({ params: idOrNameParams }, async (request, core) => {
+  await core.pools.flush(request.org, request.params.id_or_name);
+  return noContent();
+});

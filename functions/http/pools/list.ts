@@ -1,0 +1,9 @@
+import { z } from "zod";
+import { httpHandler } from "#shared/http/handler.ts";
+import { page } from "#shared/http/responses.ts";
+import { paginationQuery } from "#shared/http/schemas.ts";
+
+export const handler = httpHandler({ query: z.object(paginationQuery) }, async (request, core) => {
+  const result = await core.pools.list(request.org, request.query);
+  return page(result.items, result.hasMore, request.query.offset, request.query.limit);
+});

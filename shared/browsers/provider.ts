@@ -1,0 +1,41 @@
+/**
+ * Where pooled browsers run. A browser is known by its `ref`, an opaque string the provider makes
+ * at launch and the pool stores with the browser's record, so any process (a Lambda, the local
+ * runtime, a restarted one) can find the browser again. Locally a browser is a Chromium process;
+ * in AWS it will be a container task, behind the same four calls.
+ */
+export interface BrowserProvider {
+  /** Set when this deployment cannot run browsers: the reason, which acquire answers with 503. */
+  readonly unavailable?: string;
+  launch(spec: LaunchSpec): Promise<LaunchedBrowser>;
+  /** Ends the browser and frees what it held; a browser already gone is not an error. */
+  destroy(ref: string): Promise<void>;
+  /** The refs of every live browser this deployment runs, including any a previous run left behind. */
+  running(): Promise<string[]>;
+}
+
+export interface LaunchSpec {
+  sessionId: string;
+  startUrl: string | null;
+}
+
+export interface LaunchedBrowser {
+  ref: string;
+  cdpWsUrl: string;
+  /** What the browser really runs as, whatever the pool asked for. */
+  headless: boolean;
+}
+
+/** The provider of a deployment with no way to run browsers yet (AWS, until container tasks land). */
+export function unavailableBrowsers(reason: string): BrowserProvider {
+  return {
+    unavailable: reason,
+    async launch() {
+      throw new Error(reason);
+    },
+    async destroy() {},
+    async running() {
+      return [];
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import type { BrowserProvider } from "../browsers/provider.ts";
+import { newId } from "../ids.ts";
+import { log } from "../log.ts";
+import type { Pool, PooledBrowser, PoolStore, PoolWithBrowsers } from "./pool.ts";
+
+export interface PoolFillerDeps {
+  pools: PoolStore;
+  browsers: BrowserProvider;
+  now?: () => Date;
+  /** Launches at once across all pools: each Chromium start takes a core for a moment. */
+  maxConcurrentLaunches?: number;
+}
+
+/**
+ * Keeps records and browsers in step, one pass at a time: forgets records of browsers that died,
+ * ends browsers no record names (a previous run's leftovers included), reclaims leases past their
+ * timeout, trims pools that shrank and fills every pool to its size at its fill rate. Passes must
+ * not overlap: a browser being launched has no record yet.
+ */
+export function poolFiller(deps: PoolFillerDeps) {
+  const clock = deps.now ?? (() => new Date());
+  const maxLaunches = deps.maxConcurrentLaunches ?? 4;
+  /** Launch allowance per pool: a token bucket refilled at `fill_rate_per_minute` percent of `size`. */
+  const allowance = new Map<string, { tokens: number; at: number }>();
+
+  function launchesAllowed(pool: Pool, at: number): number {
+    const perMinute = (pool.size * pool.fill_rate_per_minute) / 100;
+    const burst = Math.max(1, perMinute / 60);
+    const bucket = allowance.get(pool.id) ?? { tokens: burst, at };
+    bucket.tokens = Math.min(burst, bucket.tokens + ((at - bucket.at) / 60_000) * perMinute);
+    bucket.at = at;
+    allowance.set(pool.id, bucket);
+    return Math.floor(bucket.tokens);
+  }
+
+  async function end(removed: PooledBrowser | undefined): Promise<void> {
+    if (removed) await deps.browsers.destroy(removed.ref);
+  }
+
+  async function launchInto(pool: Pool): Promise<void> {
+    const sessionId = newId("bs");
+    const launched = await deps.browsers.launch({ sessionId, startUrl: pool.start_url });
+    const added = await deps.pools.addBrowser(pool.org, pool.id, {
+      session_id: sessionId,
+      state: "idle",
+      ref: launched.ref,
+      cdp_ws_url: launched.cdpWsUrl,
+      created_at: clock().toISOString(),
+      headless: launched.headless,
+      start_url: pool.start_url,
+      leased_at: null,
+      lease_expires_at: null,
+    });
+    // The pool was deleted, or a delete began, while the browser started.
+    if (!added) await deps.browsers.destroy(launched.ref);
+  }
+
+  async function tick(): Promise<void> {
+    const pools = await deps.pools.listAll();
+    const snapshots = (await Promise.all(pools.map((pool) => deps.pools.read(pool.org, pool.id)))).filter(
+      (snapshot): snapshot is PoolWithBrowsers => snapshot !== undefined,
+    );
+    // Read after the records: a browser in this list with no record lost its record on purpose.
+    const live = new Set(await deps.browsers.running());
+    const recorded = new Set(snapshots.flatMap(({ browsers }) => browsers.map((browser) => browser.ref)));
+    await Promise.all([...live].filter((ref) => !recorded.has(ref)).map((ref) => deps.browsers.destroy(ref)));
+
+    const at = clock();
+    const wanted: Pool[] = [];
+    for (const { pool, browsers } of snapshots) {
+      const dead = browsers.filter((browser) => !live.has(browser.ref));
+      const expired = browsers.filter(
+        (browser) => live.has(browser.ref) && browser.state === "leased" && browser.lease_expires_at !== null && new Date(browser.lease_expires_at) <= at,
+      );
+      const idle = browsers.filter((browser) => live.has(browser.ref) && browser.state === "idle");
+      const alive = browsers.length - dead.length - expired.length;
+      const surplus = idle.slice(0, Math.max(0, alive - pool.size));
+      await Promise.all([
+        ...dead.map((browser) => deps.pools.removeRunning(pool.org, pool.id, browser.session_id, browser.ref)),
+        ...expired.map(async (browser) =>
+          end(await deps.pools.removeLeased(pool.org, pool.id, browser.session_id, browser.leased_at as string)),
+        ),
+        ...surplus.map(async (browser) => end(await deps.pools.removeIdle(pool.org, pool.id, browser.session_id))),
+      ]);
+      if (pool.deleting_since) continue;
+      const launches = Math.min(pool.size - alive, launchesAllowed(pool, at.getTime()));
+      for (let count = 0; count < launches; count++) wanted.push(pool);
+    }
+    for (const pool of allowance.keys()) {
+      if (!snapshots.some((snapshot) => snapshot.pool.id === pool)) allowance.delete(pool);
+    }
+
+    await Promise.all(
+      Array.from({ length: Math.min(maxLaunches, wanted.length) }, async () => {
+        for (let pool = wanted.shift(); pool; pool = wanted.shift()) {
+          const bucket = allowance.get(pool.id);
+          if (bucket) bucket.tokens -= 1;
+          await launchInto(pool).catch((error: unknown) =>
+            log.warn("browser launch failed", { pool: pool.id, error: error instanceof Error ? error.message : String(error) }),
+          );
+        }
+      }),
+    );
+  }
+
+  return {
+    tick,
+    /** Ends every browser this deployment runs; their records go on the next start's first pass. */
+    async stopAll(): Promise<void> {
+      await Promise.all((await deps.browsers.running()).map((ref) => deps.browsers.destroy(ref)));
+    },
+  };
+}
+
+export type PoolFiller = ReturnType<typeof poolFiller>;

@@ -1,0 +1,211 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { BrowserProvider } from "../browsers/provider.ts";
+import { newId } from "../ids.ts";
+import { ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
+import {
+  defaultAcquireWaitSeconds,
+  defaultFillRatePerMinute,
+  timeoutSecondsRange,
+  toPoolResource,
+  toSessionResource,
+  type Pool,
+  type PoolChanges,
+  type PoolProfileRef,
+  type PoolStore,
+  type PoolWithBrowsers,
+  type SessionResource,
+} from "./pool.ts";
+
+export interface PoolsCoreDeps {
+  pools: PoolStore;
+  browsers: BrowserProvider;
+  /** The id of the profile a pool names; throws NotFoundError when there is none. */
+  resolveProfile(org: string, ref: PoolProfileRef): Promise<string>;
+  now?: () => Date;
+  /** How often a waiting acquire looks for a browser that became idle. */
+  acquirePollMilliseconds?: number;
+}
+
+export interface CreatePoolInput {
+  name?: string;
+  size: number;
+  timeout_seconds?: number;
+  fill_rate_per_minute?: number;
+  headless?: boolean;
+  start_url?: string;
+  profile?: PoolProfileRef;
+}
+
+export interface UpdatePoolInput {
+  name?: string;
+  size?: number;
+  timeout_seconds?: number;
+  fill_rate_per_minute?: number;
+  headless?: boolean;
+  /** "" clears it. */
+  start_url?: string;
+  /** `{id: ""}` clears it. */
+  profile?: PoolProfileRef;
+  discard_all_idle?: boolean;
+}
+
+const idPattern = /^bp_[0-9a-z]{20}$/;
+
+export function poolsCore(deps: PoolsCoreDeps) {
+  const clock = deps.now ?? (() => new Date());
+  const now = () => clock().toISOString();
+  const pollMs = deps.acquirePollMilliseconds ?? 50;
+
+  /** `{id_or_name}`: an id when it has the shape of one and exists, otherwise a name. */
+  async function resolve(org: string, idOrName: string): Promise<PoolWithBrowsers> {
+    const byId = idPattern.test(idOrName) ? await deps.pools.read(org, idOrName) : undefined;
+    if (byId) return byId;
+    const id = await deps.pools.findByName(org, idOrName);
+    const byName = id ? await deps.pools.read(org, id) : undefined;
+    if (!byName) throw new NotFoundError(`browser pool '${idOrName}' not found`);
+    return byName;
+  }
+
+  async function nameConflict(org: string, name: string): Promise<never> {
+    throw new ConflictError(`a browser pool named '${name}' already exists`, await deps.pools.findByName(org, name));
+  }
+
+  /** Deletes each idle record that is still idle, then ends its browser: a lease won the race otherwise. */
+  async function destroyIdle({ pool, browsers }: PoolWithBrowsers): Promise<void> {
+    await Promise.all(
+      browsers
+        .filter((browser) => browser.state === "idle")
+        .map(async (browser) => {
+          const removed = await deps.pools.removeIdle(pool.org, pool.id, browser.session_id);
+          if (removed) await deps.browsers.destroy(removed.ref);
+        }),
+    );
+  }
+
+  return {
+    async create(org: string, input: CreatePoolInput) {
+      const id = newId("bp");
+      const createdAt = now();
+      const pool: Pool = {
+        id,
+        org,
+        name: input.name ?? id,
+        created_at: createdAt,
+        updated_at: createdAt,
+        size: input.size,
+        timeout_seconds: input.timeout_seconds ?? timeoutSecondsRange.fallback,
+        fill_rate_per_minute: input.fill_rate_per_minute ?? defaultFillRatePerMinute,
+        headless: input.headless ?? false,
+        start_url: input.start_url ?? null,
+        profile: input.profile ?? null,
+        profile_id: input.profile ? await deps.resolveProfile(org, input.profile) : null,
+      };
+      if (!(await deps.pools.insert(pool))) await nameConflict(org, pool.name);
+      return toPoolResource({ pool, browsers: [] });
+    },
+
+    async get(org: string, idOrName: string) {
+      return toPoolResource(await resolve(org, idOrName));
+    },
+
+    async list(org: string, input: { limit: number; offset: number }) {
+      const page = await deps.pools.list({ org, ...input });
+      const snapshots = await Promise.all(page.items.map((pool) => deps.pools.read(org, pool.id)));
+      const items = snapshots.filter((snapshot) => snapshot !== undefined).map(toPoolResource);
+      return { items, hasMore: page.hasMore };
+    },
+
+    async update(org: string, idOrName: string, input: UpdatePoolInput) {
+      const { pool } = await resolve(org, idOrName);
+      const { discard_all_idle, profile, start_url, name, ...settings } = input;
+      const changes: PoolChanges = { ...settings };
+      // The official client documents "" as a no-op for the name and as "clear" for these two.
+      if (name) changes.name = name;
+      if (start_url !== undefined) changes.start_url = start_url === "" ? null : start_url;
+      if (profile !== undefined) {
+        const clearing = profile.id === "" && profile.name === undefined;
+        changes.profile = clearing ? null : profile;
+        changes.profile_id = clearing ? null : await deps.resolveProfile(org, profile);
+      }
+      const result = await deps.pools.update(org, pool.id, changes, now());
+      if (result.outcome === "missing") throw new NotFoundError(`browser pool '${idOrName}' not found`);
+      if (result.outcome === "nameTaken") return nameConflict(org, changes.name as string);
+      if (discard_all_idle) await destroyIdle(await resolve(org, pool.id));
+      return toPoolResource(await resolve(org, pool.id));
+    },
+
+    /**
+     * Marks the pool first, so the filler adds no browser this delete would not see; then ends
+     * every browser (leased ones only with `force`) and removes the pool.
+     */
+    async remove(org: string, idOrName: string, force: boolean) {
+      const { pool, browsers } = await resolve(org, idOrName);
+      const leasedError = () => new ConflictError(`browser pool '${pool.name}' has leased browsers: release them first or delete with force`);
+      if (!force && browsers.some((browser) => browser.state === "leased")) throw leasedError();
+      if (!(await deps.pools.markDeleting(org, pool.id, now()))) throw new NotFoundError(`browser pool '${idOrName}' not found`);
+      const marked = await resolve(org, pool.id);
+      const removed = await Promise.all(
+        marked.browsers.map(async (browser) => {
+          const record = force
+            ? await deps.pools.removeRunning(org, pool.id, browser.session_id, browser.ref)
+            : await deps.pools.removeIdle(org, pool.id, browser.session_id);
+          if (record) await deps.browsers.destroy(record.ref);
+          return record !== undefined;
+        }),
+      );
+      if (removed.includes(false)) {
+        await deps.pools.unmarkDeleting(org, pool.id);
+        throw leasedError();
+      }
+      await deps.pools.remove(org, pool.id);
+    },
+
+    /**
+     * Leases an idle browser, waiting up to `waitSeconds` for one to become idle; undefined when
+     * none did. The wait polls the pool's partition, so it works from any process (a Lambda too).
+     */
+    async acquire(org: string, idOrName: string, waitSeconds?: number): Promise<SessionResource | undefined> {
+      let snapshot: PoolWithBrowsers | undefined = await resolve(org, idOrName);
+      if (deps.browsers.unavailable) throw new ServiceUnavailableError(deps.browsers.unavailable);
+      const deadline = Date.now() + (waitSeconds ?? defaultAcquireWaitSeconds(snapshot.pool)) * 1000;
+      while (snapshot) {
+        const { pool, browsers } = snapshot;
+        const idle = browsers.filter((browser) => browser.state === "idle");
+        // Start at a random idle browser, so concurrent acquires rarely contend for the same one.
+        const start = Math.floor(Math.random() * idle.length);
+        for (const candidate of [...idle.slice(start), ...idle.slice(0, start)]) {
+          const leasedAt = clock();
+          const expiresAt = new Date(leasedAt.getTime() + pool.timeout_seconds * 1000);
+          const leased = await deps.pools.lease(org, pool.id, candidate.session_id, leasedAt.toISOString(), expiresAt.toISOString());
+          if (leased) return toSessionResource(pool, leased);
+        }
+        if (Date.now() >= deadline) return undefined;
+        await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));
+        snapshot = await deps.pools.read(org, pool.id);
+      }
+      throw new NotFoundError(`browser pool '${idOrName}' not found`);
+    },
+
+    /** `reuse` returns the browser to the pool; otherwise it is destroyed and the filler replaces it. */
+    async release(org: string, idOrName: string, sessionId: string, reuse: boolean) {
+      const { pool } = await resolve(org, idOrName);
+      const browser = await deps.pools.getBrowser(org, pool.id, sessionId);
+      const notLeased = () => new ConflictError(`browser session '${sessionId}' is not leased from browser pool '${pool.name}'`);
+      if (!browser) throw new NotFoundError(`browser session '${sessionId}' is not a browser of pool '${pool.name}'`);
+      if (browser.state !== "leased" || browser.leased_at === null) throw notLeased();
+      if (reuse) {
+        if (!(await deps.pools.returnToPool(org, pool.id, sessionId, browser.leased_at))) throw notLeased();
+        return;
+      }
+      const removed = await deps.pools.removeLeased(org, pool.id, sessionId, browser.leased_at);
+      if (!removed) throw notLeased();
+      await deps.browsers.destroy(removed.ref);
+    },
+
+    async flush(org: string, idOrName: string) {
+      await destroyIdle(await resolve(org, idOrName));
+    },
+  };
+}
+
+export type PoolsCore = ReturnType<typeof poolsCore>;

@@ -1,0 +1,65 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { LocalStack } from "../../infra/local/stack.ts";
+
+/** JSON over the local gateway with the stack's key; answers status, headers and parsed body. */
+export function poolApi(stack: Pick<LocalStack, "url" | "apiKey">) {
+  return async function call<T = Record<string, unknown>>(method: string, path: string, body?: unknown, rawBody?: string) {
+    const headers: Record<string, string> = { authorization: `Bearer ${stack.apiKey}` };
+    const payload = rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
+    if (payload !== undefined) headers["content-type"] = "application/json";
+    const response = await fetch(`${stack.url}${path}`, { method, headers, body: payload });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : undefined) as T };
+  };
+}
+
+/**
+ * The Chromium browser processes (not their helpers) running with a profile under `root`, by
+ * session id, read from /proc: what really runs, independent of the service's records.
+ */
+export function chromiumProcesses(root: string): Map<string, number> {
+  const found = new Map<string, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let args: string[];
+    let state: string;
+    try {
+      args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    } catch {
+      continue;
+    }
+    if (state === "Z" || args.some((arg) => arg.startsWith("--type="))) continue;
+    const dataDir = args.find((arg) => arg.startsWith(`--user-data-dir=${root}/`));
+    if (dataDir) found.set(dataDir.slice(`--user-data-dir=${root}/`.length).split("/")[0] as string, Number(entry));
+  }
+  return found;
+}
+
+/** True when the browser behind a CDP URL answers its DevTools HTTP endpoint. */
+export async function answersCdp(cdpWsUrl: string): Promise<boolean> {
+  const { port } = new URL(cdpWsUrl);
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/json/version`, { signal: AbortSignal.timeout(2000) });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** A one-page site on 127.0.0.1 for a pooled browser to load. */
+export async function startTestSite(html: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { "content-type": "text/html" });
+    response.end(html);
+  });
+  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    stop: () => new Promise((closed) => server.close(() => closed())),
+  };
+}
