@@ -1,3 +1,4 @@
+import { compress as referenceCompress, decompress as referenceDecompress } from "@mongodb-js/zstd";
 import { randomBytes } from "node:crypto";
 import { buffer } from "node:stream/consumers";
 import { describe, expect, it } from "vitest";
@@ -43,6 +44,25 @@ describe("compressZstd", () => {
 
     // Assess
     expect((await decompress(compressed)).equals(Buffer.from(view))).toBe(true);
+  });
+});
+
+describe("interoperability with the reference libzstd binding (@mongodb-js/zstd)", () => {
+  it("decodes what the reference compresses, as an upload made by other tools would be", async () => {
+    // Act
+    const compressed = await referenceCompress(content, 19);
+
+    // Assess
+    expect(zstdFrameProblem(compressed)).toBeUndefined();
+    expect((await decompress(compressed)).equals(content)).toBe(true);
+  });
+
+  it("writes frames the reference decodes, as a downloaded archive will be", async () => {
+    // Act
+    const restored = await referenceDecompress(await compressStreaming(content));
+
+    // Assess
+    expect(restored.equals(content)).toBe(true);
   });
 });
 
