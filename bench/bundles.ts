@@ -1,0 +1,106 @@
+/**
+ * Lambda bundle bench: builds every function the stack deploys with the stack's own esbuild
+ * options, with the AWS SDK left to the runtime and bundled, and times a fresh Node process
+ * importing each bundle (a cold-start proxy) against a bundle holding only a DynamoDB client.
+ */
+import { build } from "esbuild";
+import { execFile } from "node:child_process";
+import { rm, stat } from "node:fs/promises";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { authorizer, routes } from "#shared/routes.ts";
+import { workflowTasks } from "#shared/workflow/definition.ts";
+import { esbuildOptions, lambdaBundle } from "../infra/constructs/bundling.ts";
+import { percentile } from "./stats.ts";
+import { renderTable } from "./table.ts";
+
+const repoRoot = fileURLToPath(new URL("../", import.meta.url));
+/** Inside node_modules, so a bundle that leaves the SDK out resolves it as the Lambda runtime would. */
+const outDir = fileURLToPath(new URL("../node_modules/.cache/bundle-bench/", import.meta.url));
+const importRuns = 5;
+const maxRouteBundleBytes = 400 * 1024;
+const maxImportRatio = 1.5;
+const baselineName = "DynamoDB client only";
+const baselineSource = `
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+export const handler = async () => DynamoDBDocumentClient.from(new DynamoDBClient({})).config.region;
+`;
+
+interface Entry {
+  name: string;
+  /** A route's function; the 400 KB target applies to these. */
+  route: boolean;
+  entryPoint?: string;
+}
+
+interface Figures {
+  bytes: number;
+  importMs: number;
+}
+
+const runNode = promisify(execFile);
+
+async function bundle(entry: Entry, bundleAwsSdk: boolean): Promise<string> {
+  const outfile = `${outDir}${bundleAwsSdk ? "sdk-bundled" : "sdk-external"}/${entry.name}.mjs`;
+  const source = entry.entryPoint ? { entryPoints: [entry.entryPoint] } : { stdin: { contents: baselineSource, resolveDir: repoRoot, loader: "ts" as const } };
+  await build({ ...esbuildOptions(bundleAwsSdk), ...source, absWorkingDir: repoRoot, outfile, logLevel: "error" });
+  return outfile;
+}
+
+/** Median over fresh processes: only the import is timed, not Node's own start. */
+async function importMs(file: string): Promise<number> {
+  const script = "const start = performance.now(); await import(process.env.BUNDLE_URL); process.stdout.write(String(performance.now() - start));";
+  const times: number[] = [];
+  for (let run = 0; run < importRuns; run++) {
+    const { stdout } = await runNode(process.execPath, ["--input-type=module", "-e", script], {
+      env: { ...process.env, BUNDLE_URL: pathToFileURL(file).href },
+    });
+    times.push(Number(stdout));
+  }
+  return percentile(Float64Array.from(times).sort(), 50);
+}
+
+async function measure(entry: Entry, bundleAwsSdk: boolean): Promise<Figures> {
+  const file = await bundle(entry, bundleAwsSdk);
+  return { bytes: (await stat(file)).size, importMs: await importMs(file) };
+}
+
+const kb = (bytes: number) => (bytes / 1024).toFixed(1);
+const ms = (value: number) => value.toFixed(1);
+
+export async function bundleBench(): Promise<string> {
+  const entries: Entry[] = [
+    ...routes.map((route) => ({ name: route.name, route: true, entryPoint: route.handler })),
+    { name: authorizer.name, route: false, entryPoint: authorizer.handler },
+    ...Object.values(workflowTasks).map((task) => ({ name: task.functionName, route: false, entryPoint: task.handler })),
+    { name: baselineName, route: false },
+  ];
+  await rm(outDir, { recursive: true, force: true });
+  const results: { entry: Entry; external: Figures; bundled: Figures }[] = [];
+  for (const entry of entries) results.push({ entry, external: await measure(entry, false), bundled: await measure(entry, true) });
+
+  const deployed = (figures: { external: Figures; bundled: Figures }) => (lambdaBundle.bundleAwsSdk ? figures.bundled : figures.external);
+  const baseline = results.find((result) => result.entry.name === baselineName);
+  if (!baseline) throw new Error("the baseline bundle was not measured");
+  const functions = results.filter((result) => result !== baseline);
+  const largestRoute = Math.max(...functions.filter((result) => result.entry.route).map((result) => deployed(result).bytes));
+  const slowestRatio = Math.max(...functions.map((result) => deployed(result).importMs / deployed(baseline).importMs));
+  const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
+
+  const header = ["function", "KB (SDK external)", "import ms", "KB (SDK bundled)", "import ms", "x baseline"];
+  const rows = results.map(({ entry, external, bundled }) => [
+    entry.name,
+    kb(external.bytes),
+    ms(external.importMs),
+    kb(bundled.bytes),
+    ms(bundled.importMs),
+    (deployed({ external, bundled }).importMs / deployed(baseline).importMs).toFixed(2),
+  ]);
+  return [
+    `Lambda bundles (minified ESM, node22; import time = median of ${importRuns} fresh processes; deployed: SDK ${lambdaBundle.bundleAwsSdk ? "bundled" : "external"})`,
+    renderTable(header, rows),
+    `target: every route bundle under ${kb(maxRouteBundleBytes)} KB: largest ${kb(largestRoute)} KB, ${verdict(largestRoute < maxRouteBundleBytes)}`,
+    `target: import within ${maxImportRatio}x of the DynamoDB-only bundle: slowest ${slowestRatio.toFixed(2)}x, ${verdict(slowestRatio <= maxImportRatio)}`,
+  ].join("\n");
+}

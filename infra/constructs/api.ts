@@ -1,0 +1,124 @@
+import { Duration, RemovalPolicy, Validations } from "aws-cdk-lib";
+import {
+  AccessLogFormat,
+  AuthorizationType,
+  EndpointType,
+  IdentitySource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  RequestAuthorizer,
+  ResponseTransferMode,
+  ResponseType,
+  RestApi,
+} from "aws-cdk-lib/aws-apigateway";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import { Construct } from "constructs";
+import { authorizer, binaryMediaTypes, routes, type Route } from "#shared/routes.ts";
+import { ServiceFunction, type FunctionResources } from "./service-function.ts";
+
+export interface ApiProps {
+  resources: FunctionResources;
+  /** How long API Gateway trusts an authorizer answer for a key: the delay before a revoked key stops working. */
+  keyCacheTtl: Duration;
+  /** Steady requests per second and burst for the whole stage. */
+  throttle: { rateLimit: number; burstLimit: number };
+}
+
+export interface RouteFunction {
+  route: Route;
+  handler: ServiceFunction;
+}
+
+/**
+ * Why these errors answer with our own error body rather than API Gateway's `{"message": ...}`:
+ * clients (the official one included) read `code` and honour `x-should-retry`.
+ */
+const gatewayErrors = [
+  { type: ResponseType.UNAUTHORIZED, statusCode: "401", code: "unauthorized", message: "missing or unknown API key", retry: false },
+  // API Gateway answers an unknown path or method with 403 "Missing Authentication Token".
+  { type: ResponseType.MISSING_AUTHENTICATION_TOKEN, statusCode: "404", code: "not_found", message: "no such route", retry: false },
+  { type: ResponseType.REQUEST_TOO_LARGE, statusCode: "413", code: "payload_too_large", message: "request body too large", retry: false },
+  { type: ResponseType.THROTTLED, statusCode: "429", code: "rate_limited", message: "too many requests", retry: true },
+  { type: ResponseType.DEFAULT_5XX, statusCode: undefined, code: "internal_error", message: "internal error", retry: true },
+] as const;
+
+/** The REST API: one Lambda per route of the route table, every method behind the bearer-key authorizer. */
+export class Api extends Construct {
+  readonly restApi: RestApi;
+  readonly routeFunctions: readonly RouteFunction[];
+  readonly authorizerFunction: ServiceFunction;
+
+  constructor(scope: Construct, id: string, props: ApiProps) {
+    super(scope, id);
+    this.authorizerFunction = new ServiceFunction(this, authorizer.name, {
+      handler: authorizer.handler,
+      description: `API authorizer: ${authorizer.handler}`,
+      grants: authorizer.grants,
+      resources: props.resources,
+    });
+    const requestAuthorizer = new RequestAuthorizer(this, "BearerKey", {
+      handler: this.authorizerFunction.function,
+      identitySources: [IdentitySource.header("Authorization")],
+      resultsCacheTtl: props.keyCacheTtl,
+    });
+
+    const accessLogs = new LogGroup(this, "AccessLogs", { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    this.restApi = new RestApi(this, "RestApi", {
+      description: "Auth connection service",
+      // Regional: a streamed download may idle up to 5 minutes, against 30 seconds at the edge.
+      endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      binaryMediaTypes: [...binaryMediaTypes],
+      // The account-level role API Gateway needs before it can write access and execution logs.
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.DESTROY,
+      deployOptions: {
+        stageName: "v1",
+        throttlingRateLimit: props.throttle.rateLimit,
+        throttlingBurstLimit: props.throttle.burstLimit,
+        // Per-method metrics: the dashboard's per-route requests, errors and latency.
+        metricsEnabled: true,
+        loggingLevel: MethodLoggingLevel.ERROR,
+        // Request and response bodies hold credentials and profiles: never in the execution log.
+        dataTraceEnabled: false,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
+      },
+      defaultMethodOptions: { authorizer: requestAuthorizer, authorizationType: AuthorizationType.CUSTOM },
+    });
+    for (const error of gatewayErrors) {
+      this.restApi.addGatewayResponse(error.code, {
+        type: error.type,
+        ...(error.statusCode ? { statusCode: error.statusCode } : {}),
+        responseHeaders: { "x-should-retry": `'${String(error.retry)}'`, "content-type": "'application/json'" },
+        templates: { "application/json": JSON.stringify({ code: error.code, message: error.message }) },
+      });
+    }
+
+    this.routeFunctions = routes.map((route) => {
+      const handler = new ServiceFunction(this, route.name, {
+        handler: route.handler,
+        description: `${route.method} ${route.path}: ${route.handler}`,
+        grants: route.grants,
+        resources: props.resources,
+        // A streamed answer may outlast API Gateway's 29 s integration limit; the stream's idle limit is 5 minutes.
+        ...(route.streaming ? { timeout: Duration.minutes(5) } : {}),
+      });
+      const integration = new LambdaIntegration(handler.function, {
+        responseTransferMode: route.streaming ? ResponseTransferMode.STREAM : ResponseTransferMode.BUFFERED,
+      });
+      this.restApi.root.resourceForPath(route.path).addMethod(route.method, integration);
+      return { route, handler };
+    });
+
+    Validations.of(this.restApi).acknowledge(
+      { id: "AwsSolutions-APIG2", reason: "Every handler validates its request with zod and answers 400 with the error body naming the field." },
+      { id: "AwsSolutions-APIG3", reason: "Per-key authorization and stage throttling guard the API; WAF is left to deployers who want it (from about $6 a month)." },
+      { id: "AwsSolutions-COG4", reason: "Callers are machines holding API keys, checked by the Lambda REQUEST authorizer; there are no user-pool users." },
+      {
+        id: "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]",
+        reason: "API Gateway's account-level logging role uses AWS's policy for it, the documented setup for access logs.",
+      },
+    );
+  }
+}

@@ -1,0 +1,132 @@
+import { Duration, RemovalPolicy, Validations } from "aws-cdk-lib";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
+import { NodejsFunction, OutputFormat, type BundlingOptions } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { IBucket } from "aws-cdk-lib/aws-s3";
+import { Construct } from "constructs";
+import { fileURLToPath } from "node:url";
+import type { Config } from "#shared/config.ts";
+import type { Grant } from "#shared/routes.ts";
+import { awsSdkModules, lambdaBundle } from "./bundling.ts";
+import { acknowledgeWildcard } from "./nag.ts";
+
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+const bundling: BundlingOptions = {
+  format: { esm: OutputFormat.ESM }[lambdaBundle.format],
+  target: lambdaBundle.target,
+  minify: lambdaBundle.minify,
+  sourceMap: lambdaBundle.sourcemap,
+  sourcesContent: lambdaBundle.sourcesContent,
+  mainFields: [...lambdaBundle.mainFields],
+  banner: lambdaBundle.banner,
+  bundleAwsSDK: lambdaBundle.bundleAwsSdk,
+  externalModules: lambdaBundle.bundleAwsSdk ? [] : [...awsSdkModules],
+  // The locally installed esbuild: synth stays offline and needs no Docker.
+  forceDockerBundling: false,
+};
+
+/** What a function's grants refer to, and the configuration every function runs with. */
+export interface FunctionResources {
+  table: ITable;
+  bucket: IBucket;
+  stateMachineArn: string;
+  /** Matches every execution of the state machine. */
+  executionsArn: string;
+  /** Every function gets the whole configuration: the composition root builds every client at once. */
+  environment: Partial<Record<keyof Config, string>>;
+}
+
+export interface ServiceFunctionProps {
+  /** The handler file, relative to the repository root, as the route table and task map name it. */
+  handler: string;
+  description: string;
+  grants: readonly Grant[];
+  resources: FunctionResources;
+  timeout?: Duration;
+}
+
+/**
+ * One Lambda with its own role and log group. The role holds exactly what `grants` names, so the
+ * route table (or the task map) decides each function's access and nothing else adds to it.
+ */
+export class ServiceFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly role: Role;
+
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    super(scope, id);
+    // Its own role rather than Lambda's default, which attaches the managed basic-execution policy.
+    this.role = new Role(this, "Role", { assumedBy: new ServicePrincipal("lambda.amazonaws.com") });
+    const logGroup = new LogGroup(this, "Logs", { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    logGroup.grantWrite(this.role);
+
+    this.function = new NodejsFunction(this, "Function", {
+      entry: `${repoRoot}${props.handler}`,
+      handler: "handler",
+      description: props.description,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: 1024,
+      timeout: props.timeout ?? Duration.seconds(29),
+      role: this.role,
+      logGroup,
+      environment: { ...props.resources.environment, NODE_OPTIONS: "--enable-source-maps" },
+      projectRoot: repoRoot,
+      depsLockFilePath: `${repoRoot}package-lock.json`,
+      bundling,
+    });
+    for (const grant of props.grants) this.grant(grant, props.resources);
+
+    Validations.of(this.function).acknowledge({
+      id: "AwsSolutions-L1",
+      reason: "Node 22 is the project's runtime: the code runs on Node 22's type stripping and package.json pins engines to 22.",
+    });
+  }
+
+  private grant(grant: Grant, { table, bucket, stateMachineArn, executionsArn }: FunctionResources): void {
+    switch (grant) {
+      case "table:read":
+        table.grantReadData(this.role);
+        this.acknowledgeIndexes(table);
+        return;
+      case "table:write":
+        table.grantWriteData(this.role);
+        this.acknowledgeIndexes(table);
+        return;
+      case "archives:read":
+        this.grantArchiveObjects(["s3:GetObject"], bucket);
+        // Without it S3 answers a missing archive with 403 instead of NoSuchKey, which the store maps to 404.
+        this.role.addToPolicy(new PolicyStatement({ actions: ["s3:ListBucket"], resources: [bucket.bucketArn] }));
+        return;
+      case "archives:write":
+        this.grantArchiveObjects(["s3:PutObject", "s3:DeleteObject"], bucket);
+        return;
+      case "workflow:start":
+        this.role.addToPolicy(new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachineArn] }));
+        return;
+      case "workflow:stop":
+        this.role.addToPolicy(new PolicyStatement({ actions: ["states:StopExecution"], resources: [executionsArn] }));
+        acknowledgeWildcard(this.role, executionsArn, "Executions are named per connection at run time; the pattern covers this state machine's executions only.");
+        return;
+      default: {
+        const unknown: never = grant;
+        throw new Error(`no IAM mapping for grant ${String(unknown)}`);
+      }
+    }
+  }
+
+  /** CDK's table grants also cover the table's indexes, named by one wildcard. */
+  private acknowledgeIndexes(table: ITable): void {
+    acknowledgeWildcard(this.role, `${table.tableArn}/index/*`, "The grant covers this table's own overloaded indexes (gsi1..gsi3); no other table.");
+  }
+
+  /** The bucket holds nothing but profile archives, so its objects are the archives. */
+  private grantArchiveObjects(actions: string[], bucket: IBucket): void {
+    const objects = bucket.arnForObjects("*");
+    this.role.addToPolicy(new PolicyStatement({ actions, resources: [objects] }));
+    acknowledgeWildcard(this.role, objects, "Archive keys are per org and profile, made at run time; the bucket holds only archives.");
+  }
+}

@@ -1,0 +1,69 @@
+import { CfnOutput, Duration, Stack, Validations, type App, type StackProps } from "aws-cdk-lib";
+import { AwsSolutionsChecks } from "cdk-nag";
+import type { Construct } from "constructs";
+import { Api } from "./constructs/api.ts";
+import { Observability } from "./constructs/observability.ts";
+import type { FunctionResources } from "./constructs/service-function.ts";
+import { Storage } from "./constructs/storage.ts";
+import { ConnectionWorkflow, workflowArns } from "./constructs/workflow.ts";
+
+/** Read by the authorizer's cache and by the functions' in-process key cache alike. */
+const apiKeyCacheSeconds = 60;
+
+/** The whole service: storage (retained), the connection workflow, the API and its dashboard. */
+export class AuthConnectionStack extends Stack {
+  readonly storage: Storage;
+  readonly workflow: ConnectionWorkflow;
+  readonly api: Api;
+  readonly observability: Observability;
+
+  constructor(scope: Construct, id: string, props?: StackProps) {
+    super(scope, id, props);
+    this.storage = new Storage(this, "Storage");
+    const stateMachineName = `${this.stackName}-connections`;
+    const { stateMachineArn, executionsArn } = workflowArns(this, stateMachineName);
+    const resources: FunctionResources = {
+      table: this.storage.table,
+      bucket: this.storage.bucket,
+      stateMachineArn,
+      executionsArn,
+      environment: {
+        DEPLOYMENT_MODE: "aws",
+        TABLE_NAME: this.storage.table.tableName,
+        BUCKET_NAME: this.storage.bucket.bucketName,
+        STATE_MACHINE_ARN: stateMachineArn,
+        API_KEY_CACHE_SECONDS: String(apiKeyCacheSeconds),
+      },
+    };
+    this.workflow = new ConnectionWorkflow(this, "Workflow", { stateMachineName, resources });
+    this.api = new Api(this, "Api", { resources, keyCacheTtl: Duration.seconds(apiKeyCacheSeconds), throttle: { rateLimit: 50, burstLimit: 100 } });
+    this.observability = new Observability(this, "Observability", {
+      dashboardName: this.stackName,
+      restApi: this.api.restApi,
+      routes: this.api.routeFunctions,
+      stateMachine: this.workflow.stateMachine,
+      healthCheck: this.workflow.tasks.HealthCheck.function,
+      functions: [
+        this.api.authorizerFunction.function,
+        ...this.api.routeFunctions.map(({ handler }) => handler.function),
+        ...Object.values(this.workflow.tasks).map((task) => task.function),
+      ],
+    });
+
+    new CfnOutput(this, "ApiUrl", { value: this.api.restApi.url });
+    new CfnOutput(this, "TableName", { value: this.storage.table.tableName });
+    new CfnOutput(this, "BucketName", { value: this.storage.bucket.bucketName });
+    new CfnOutput(this, "StateMachineArn", { value: this.workflow.stateMachine.stateMachineArn });
+    new CfnOutput(this, "CredentialsKeyArn", { value: this.storage.credentialsKey.keyArn });
+    new CfnOutput(this, "DashboardUrl", {
+      value: `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${this.observability.dashboard.dashboardName}`,
+    });
+  }
+}
+
+/** The deployed app and the tests build the stack the same way, cdk-nag checks included. */
+export function authConnectionApp(app: App, props?: StackProps): AuthConnectionStack {
+  const stack = new AuthConnectionStack(app, "AuthConnectionService", props);
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  return stack;
+}
