@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { maxAcquireWaitSeconds, maxPoolSize, timeoutSecondsRange } from "../domain/pool.ts";
 import { nameSchema } from "./schemas.ts";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { httpHandler } from "#shared/http/handler.ts";
 import { page } from "#shared/http/responses.ts";
 import { paginationQuery } from "#shared/http/schemas.ts";
