@@ -1,0 +1,245 @@
+import { App } from "aws-cdk-lib";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { AwsSolutionsChecks } from "cdk-nag";
+import { beforeAll, describe, expect, it } from "vitest";
+import { authorizer, binaryMediaTypes, routes, type Grant } from "#shared/routes.ts";
+import { tableDefinition } from "#shared/store/table.ts";
+import { definitionText, substitutedDefinition, workflowTasks } from "#shared/workflow/definition.ts";
+import { authConnectionApp, type AuthConnectionStack } from "../../infra/stack.ts";
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+type Statement = { Action: string | string[] };
+
+/**
+ * What each grant must give (a witness action) and every action it may give. A Record over `Grant`,
+ * so a new grant in the route table fails to compile here until its IAM is specified.
+ */
+const grantActions: Record<Grant, { witness: string; allowed: RegExp }> = {
+  "table:read": { witness: "dynamodb:Query", allowed: /^dynamodb:(GetItem|BatchGetItem|Query|Scan|ConditionCheckItem|DescribeTable|GetRecords|GetShardIterator)$/ },
+  "table:write": { witness: "dynamodb:PutItem", allowed: /^dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem|DescribeTable)$/ },
+  "archives:read": { witness: "s3:GetObject", allowed: /^s3:(GetObject|ListBucket)$/ },
+  "archives:write": { witness: "s3:PutObject", allowed: /^s3:(PutObject|DeleteObject)$/ },
+  "workflow:start": { witness: "states:StartExecution", allowed: /^states:StartExecution$/ },
+  "workflow:stop": { witness: "states:StopExecution", allowed: /^states:StopExecution$/ },
+};
+
+/** Every function the stack deploys, with the handler file and grants it must be built from. */
+const deployedFunctions = [
+  ...routes.map((route) => ({ name: route.name, handler: route.handler, grants: route.grants })),
+  { name: authorizer.name, handler: authorizer.handler, grants: authorizer.grants },
+  ...Object.values(workflowTasks).map((task) => ({ name: task.functionName, handler: task.handler, grants: task.grants })),
+];
+
+let app: App;
+let stack: AuthConnectionStack;
+let template: Template;
+let resources: Record<string, Resource>;
+
+const ofType = (type: string) => Object.entries(resources).filter(([, resource]) => resource.Type === type);
+
+/** The logical id of the function whose description names `handler`: the stack's route-to-function link. */
+function functionFor(handler: string): string {
+  const matches = ofType("AWS::Lambda::Function").filter(([, fn]) => String(fn.Properties.Description).endsWith(`: ${handler}`));
+  expect(matches).toHaveLength(1);
+  return matches[0]![0];
+}
+
+function actionsOf(functionId: string): string[] {
+  const role = (resources[functionId]!.Properties.Role as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0];
+  return ofType("AWS::IAM::Policy")
+    .filter(([, policy]) => JSON.stringify(policy.Properties.Roles) === JSON.stringify([{ Ref: role }]))
+    .flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+    .flatMap((statement) => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]))
+    .filter((action) => !action.startsWith("logs:"));
+}
+
+beforeAll(() => {
+  // Bundling is exercised by synth.test.ts; here only the template matters, synthesized once.
+  app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+  stack = authConnectionApp(app);
+  template = Template.fromStack(stack);
+  resources = template.toJSON().Resources as Record<string, Resource>;
+});
+
+describe("the stack's functions", () => {
+  it("has exactly one Node 22 arm64 function per route, authorizer and workflow task", () => {
+    template.resourceCountIs("AWS::Lambda::Function", deployedFunctions.length);
+    for (const fn of deployedFunctions) {
+      expect(resources[functionFor(fn.handler)]!.Properties).toMatchObject({ Runtime: "nodejs22.x", Architectures: ["arm64"], Handler: "index.handler" });
+    }
+  });
+
+  it("wires each route's method and path to the function built from the route's handler", () => {
+    template.resourceCountIs("AWS::ApiGateway::Method", routes.length);
+    for (const route of routes) {
+      const fn = functionFor(route.handler);
+      const methods = ofType("AWS::ApiGateway::Method").filter(
+        ([, method]) => method.Properties.HttpMethod === route.method && JSON.stringify(method.Properties.Integration).includes(`"${fn}"`),
+      );
+      expect(methods, route.name).toHaveLength(1);
+      const resourceId = (methods[0]![1].Properties.ResourceId as { Ref: string }).Ref;
+      expect(resources[resourceId]!.Properties.PathPart).toBe(route.path.split("/").at(-1));
+    }
+  });
+
+  it("gives every function the whole configuration, pointing at the deployed table, bucket and state machine", () => {
+    const [stateMachineId, stateMachine] = ofType("AWS::StepFunctions::StateMachine")[0]!;
+    expect(stateMachineId).toBeDefined();
+    for (const fn of deployedFunctions) {
+      const variables = (resources[functionFor(fn.handler)]!.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(variables).toMatchObject({
+        DEPLOYMENT_MODE: "aws",
+        TABLE_NAME: { Ref: ofType("AWS::DynamoDB::Table")[0]![0] },
+        BUCKET_NAME: { Ref: ofType("AWS::S3::Bucket")[0]![0] },
+      });
+      expect(JSON.stringify(variables.STATE_MACHINE_ARN)).toContain(`:stateMachine:${String(stateMachine.Properties.StateMachineName)}"`);
+    }
+  });
+
+  it("limits each function's IAM actions to what its grants name, and gives each grant", () => {
+    for (const fn of deployedFunctions) {
+      const actions = actionsOf(functionFor(fn.handler));
+      for (const grant of fn.grants) expect(actions, `${fn.name} ${grant}`).toContain(grantActions[grant].witness);
+      const unexplained = actions.filter((action) => !fn.grants.some((grant) => grantActions[grant].allowed.test(action)));
+      expect(unexplained, fn.name).toEqual([]);
+    }
+  });
+
+  it("lets a read-only route read and nothing else", () => {
+    const actions = actionsOf(functionFor(routes.find((route) => route.name === "GetConnection")!.handler));
+
+    expect(actions).toContain("dynamodb:GetItem");
+    expect(actions.filter((action) => /Put|Update|Delete|Write/.test(action) || /^(s3|states):/.test(action))).toEqual([]);
+  });
+});
+
+describe("the API", () => {
+  it("puts every method behind the bearer-key REQUEST authorizer, cached", () => {
+    const [authorizerId] = ofType("AWS::ApiGateway::Authorizer")[0]!;
+    for (const [, method] of ofType("AWS::ApiGateway::Method")) {
+      expect(method.Properties).toMatchObject({ AuthorizationType: "CUSTOM", AuthorizerId: { Ref: authorizerId } });
+    }
+    template.hasResourceProperties("AWS::ApiGateway::Authorizer", {
+      Type: "REQUEST",
+      IdentitySource: "method.request.header.Authorization",
+      AuthorizerResultTtlInSeconds: Match.anyValue(),
+    });
+    expect(JSON.stringify(resources[authorizerId]!.Properties.AuthorizerUri)).toContain(functionFor(authorizer.handler));
+  });
+
+  it("streams the answers of streaming routes through InvokeWithResponseStream, and only theirs", () => {
+    for (const route of routes) {
+      const fn = functionFor(route.handler);
+      const [, method] = ofType("AWS::ApiGateway::Method").find(([, m]) => JSON.stringify(m.Properties.Integration).includes(`"${fn}"`))!;
+      const integration = JSON.stringify(method.Properties.Integration);
+      expect(integration.includes('"ResponseTransferMode":"STREAM"'), route.name).toBe(route.streaming === true);
+      expect(integration.includes("/response-streaming-invocations"), route.name).toBe(route.streaming === true);
+    }
+  });
+
+  it("declares the route table's binary media types, throttles the stage and writes access logs", () => {
+    template.hasResourceProperties("AWS::ApiGateway::RestApi", { BinaryMediaTypes: [...binaryMediaTypes] });
+    template.hasResourceProperties("AWS::ApiGateway::Stage", {
+      AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.anyValue() },
+      MethodSettings: Match.arrayWith([Match.objectLike({ ThrottlingRateLimit: Match.anyValue(), ThrottlingBurstLimit: Match.anyValue(), MetricsEnabled: true, DataTraceEnabled: false })]),
+    });
+  });
+});
+
+describe("storage", () => {
+  it("builds the table from the shared table definition: keys, indexes, TTL, PITR, on-demand, protected", () => {
+    const indexes = Object.values(tableDefinition.indexes);
+    template.hasResourceProperties("AWS::DynamoDB::Table", {
+      KeySchema: [
+        { AttributeName: tableDefinition.partitionKey, KeyType: "HASH" },
+        { AttributeName: tableDefinition.sortKey, KeyType: "RANGE" },
+      ],
+      GlobalSecondaryIndexes: indexes.map((index) =>
+        Match.objectLike({
+          IndexName: index.name,
+          KeySchema: [
+            { AttributeName: index.partitionKey, KeyType: "HASH" },
+            { AttributeName: index.sortKey, KeyType: "RANGE" },
+          ],
+          Projection: { ProjectionType: "ALL" },
+        }),
+      ),
+      TimeToLiveSpecification: { AttributeName: tableDefinition.timeToLiveAttribute, Enabled: true },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      BillingMode: "PAY_PER_REQUEST",
+      DeletionProtectionEnabled: true,
+    });
+    template.hasResource("AWS::DynamoDB::Table", { DeletionPolicy: "Retain" });
+  });
+
+  it("keeps the archive bucket private, encrypted, versioned, TLS-only and retained", () => {
+    template.hasResource("AWS::S3::Bucket", {
+      DeletionPolicy: "Retain",
+      Properties: Match.objectLike({
+        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+        BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" } }] },
+        VersioningConfiguration: { Status: "Enabled" },
+      }),
+    });
+    template.hasResourceProperties("AWS::S3::BucketPolicy", {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: "Deny", Condition: { Bool: { "aws:SecureTransport": "false" } } })]) },
+    });
+  });
+
+  it("rotates the credentials key", () => {
+    template.hasResourceProperties("AWS::KMS::Key", { EnableKeyRotation: true });
+  });
+});
+
+describe("the connection workflow", () => {
+  it("deploys the shared ASL file with each task's function ARN substituted", () => {
+    const [, stateMachine] = ofType("AWS::StepFunctions::StateMachine")[0]!;
+    const substitutions = stateMachine.Properties.DefinitionSubstitutions as Record<string, unknown>;
+
+    expect(stateMachine.Properties.DefinitionString).toBe(definitionText());
+    expect(substitutions).toEqual(
+      Object.fromEntries(Object.values(workflowTasks).map((task) => [task.placeholder, { "Fn::GetAtt": [functionFor(task.handler), "Arn"] }])),
+    );
+    // Every placeholder of the file has a value, so Step Functions receives a complete definition.
+    const values = Object.fromEntries(Object.keys(substitutions).map((name) => [name, `arn-of-${name}`]));
+    expect(() => substitutedDefinition(values)).not.toThrow();
+  });
+
+  it("logs every state transition without payloads, and traces", () => {
+    template.hasResourceProperties("AWS::StepFunctions::StateMachine", {
+      StateMachineType: "STANDARD",
+      LoggingConfiguration: Match.objectLike({ Level: "ALL", IncludeExecutionData: false }),
+      TracingConfiguration: { Enabled: true },
+    });
+  });
+});
+
+describe("observability", () => {
+  it("charts every route's requests, errors and latency on the dashboard", () => {
+    const [, dashboard] = ofType("AWS::CloudWatch::Dashboard")[0]!;
+    const body = JSON.stringify(dashboard.Properties.DashboardBody);
+    for (const metric of ["Count", "4XXError", "5XXError", "Latency"]) {
+      for (const route of routes) {
+        expect(body, `${metric} ${route.name}`).toContain(`\\"${metric}\\",\\"ApiName\\",\\"RestApi\\",\\"Method\\",\\"${route.method}\\",\\"Resource\\",\\"${route.path}\\"`);
+      }
+    }
+    for (const statistic of ["p50", "p99"]) expect(body).toContain(`\\"stat\\":\\"${statistic}\\"`);
+  });
+
+  it("alarms on the API's 5xx rate and on failed executions", () => {
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", { Namespace: "AWS/ApiGateway", MetricName: "5XXError", Statistic: "Average" });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", { Namespace: "AWS/States", MetricName: "ExecutionsFailed" });
+  });
+
+  it("outputs the API URL, table, bucket, state machine and dashboard URL", () => {
+    for (const output of ["ApiUrl", "TableName", "BucketName", "StateMachineArn", "DashboardUrl"]) template.hasOutput(output, Match.anyValue());
+  });
+});
+
+describe("cdk-nag AwsSolutions", () => {
+  it("reports no finding that is not acknowledged with a reason", () => {
+    const report = new AwsSolutionsChecks(app).validateScope(stack);
+
+    expect(report.violations.map((violation) => `${violation.ruleName}: ${violation.violatingResources.map((r) => r.constructPath).join(", ")}`)).toEqual([]);
+  });
+});
