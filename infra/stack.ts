@@ -40,6 +40,7 @@ export class AuthConnectionStack extends Stack {
     this.observability = new Observability(this, "Observability", {
       dashboardName: this.stackName,
       restApi: this.api.restApi,
+      accessLogs: this.api.accessLogs,
       routes: this.api.routeFunctions,
       stateMachine: this.workflow.stateMachine,
       healthCheck: this.workflow.tasks.HealthCheck.function,
