@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from "@aws-sdk/lib-dynamodb";
 import type { Pool, PoolChanges, PooledBrowser, PoolStore, PoolUpdateOutcome } from "../domain/pool.ts";
 import { isConditionFailure, newestFirst, transact, withoutKeys } from "./dynamo.ts";
 import { indexKeys, keys } from "./keys.ts";
@@ -56,6 +56,34 @@ export function dynamoPoolStore(db: DynamoDBDocumentClient, tableName: string): 
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: { ...values, ":now": now },
     };
+  }
+
+  /** Runs a conditional update: the updated item, or undefined when its condition did not hold. */
+  async function updateIf(input: UpdateCommandInput): Promise<Record<string, unknown> | undefined> {
+    try {
+      return (await db.send(new UpdateCommand({ ...input, ReturnValues: "ALL_NEW" }))).Attributes ?? {};
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** Changes a browser's record only while `change.condition` holds: the changed record, or undefined. */
+  async function changeBrowserIf(
+    org: string,
+    poolId: string,
+    sessionId: string,
+    change: { set: string; condition: string; values: Record<string, unknown> },
+  ): Promise<PooledBrowser | undefined> {
+    const changed = await updateIf({
+      TableName: tableName,
+      Key: keys.poolBrowser(org, poolId, sessionId),
+      UpdateExpression: `SET ${change.set}`,
+      ConditionExpression: change.condition,
+      ExpressionAttributeNames: { "#state": "state" },
+      ExpressionAttributeValues: change.values,
+    });
+    return changed && withoutKeys<PooledBrowser>(changed);
   }
 
   /** Deletes a browser's record only while `condition` holds; the record it deleted, or undefined. */
@@ -177,36 +205,23 @@ export function dynamoPoolStore(db: DynamoDBDocumentClient, tableName: string): 
     },
 
     async markDeleting(org, id, now) {
-      try {
-        await db.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: keys.pool(org, id),
-            UpdateExpression: "SET deleting_since = :now",
-            ConditionExpression: "attribute_exists(pk)",
-            ExpressionAttributeValues: { ":now": now },
-          }),
-        );
-        return true;
-      } catch (error) {
-        if (isConditionFailure(error)) return false;
-        throw error;
-      }
+      const marked = await updateIf({
+        TableName: tableName,
+        Key: keys.pool(org, id),
+        UpdateExpression: "SET deleting_since = :now",
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeValues: { ":now": now },
+      });
+      return marked !== undefined;
     },
 
     async unmarkDeleting(org, id) {
-      try {
-        await db.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: keys.pool(org, id),
-            UpdateExpression: "REMOVE deleting_since",
-            ConditionExpression: "attribute_exists(pk)",
-          }),
-        );
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-      }
+      await updateIf({
+        TableName: tableName,
+        Key: keys.pool(org, id),
+        UpdateExpression: "REMOVE deleting_since",
+        ConditionExpression: "attribute_exists(pk)",
+      });
     },
 
     async remove(org, id) {
@@ -255,45 +270,22 @@ export function dynamoPoolStore(db: DynamoDBDocumentClient, tableName: string): 
       return result.Item ? withoutKeys<PooledBrowser>(result.Item) : undefined;
     },
 
-    async lease(org, poolId, sessionId, leasedAt, expiresAt) {
-      try {
-        // Guard: only an idle browser is leased, so two acquires never get the same one.
-        const result = await db.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: keys.poolBrowser(org, poolId, sessionId),
-            UpdateExpression: "SET #state = :leased, leased_at = :at, lease_expires_at = :until",
-            ConditionExpression: "#state = :idle",
-            ExpressionAttributeNames: { "#state": "state" },
-            ExpressionAttributeValues: { ":leased": "leased", ":idle": "idle", ":at": leasedAt, ":until": expiresAt },
-            ReturnValues: "ALL_NEW",
-          }),
-        );
-        return withoutKeys<PooledBrowser>(result.Attributes ?? {});
-      } catch (error) {
-        if (isConditionFailure(error)) return undefined;
-        throw error;
-      }
-    },
+    // Guard: only an idle browser is leased, so two acquires never get the same one.
+    lease: (org, poolId, sessionId, leasedAt, expiresAt) =>
+      changeBrowserIf(org, poolId, sessionId, {
+        set: "#state = :leased, leased_at = :at, lease_expires_at = :until",
+        condition: "#state = :idle",
+        values: { ":leased": "leased", ":idle": "idle", ":at": leasedAt, ":until": expiresAt },
+      }),
 
     async returnToPool(org, poolId, sessionId, leasedAt) {
-      try {
-        // Guard: the same lease is still on, so a release cannot revive a lease the reclaimer ended.
-        await db.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: keys.poolBrowser(org, poolId, sessionId),
-            UpdateExpression: "SET #state = :idle, leased_at = :none, lease_expires_at = :none",
-            ConditionExpression: "#state = :leased AND leased_at = :at",
-            ExpressionAttributeNames: { "#state": "state" },
-            ExpressionAttributeValues: { ":leased": "leased", ":idle": "idle", ":at": leasedAt, ":none": null },
-          }),
-        );
-        return true;
-      } catch (error) {
-        if (isConditionFailure(error)) return false;
-        throw error;
-      }
+      // Guard: the same lease is still on, so a release cannot revive a lease the reclaimer ended.
+      const returned = await changeBrowserIf(org, poolId, sessionId, {
+        set: "#state = :idle, leased_at = :none, lease_expires_at = :none",
+        condition: "#state = :leased AND leased_at = :at",
+        values: { ":leased": "leased", ":idle": "idle", ":at": leasedAt, ":none": null },
+      });
+      return returned !== undefined;
     },
 
     // Guard of a flush: only an idle record is deleted, so a browser leased after the flush read
