@@ -5,7 +5,9 @@
  */
 import { startLocalStack, type LocalStack } from "../infra/local/stack.ts";
 import { connectionsBench } from "./connections.ts";
+import { bundleBench } from "./bundles.ts";
 import { downloadBench } from "./downloads.ts";
+import { poolBench } from "./pools.ts";
 
 type Section = { needsStack: true; run(stack: LocalStack): Promise<string> } | { needsStack: false; run(): Promise<string> };
 
@@ -18,7 +20,9 @@ const sections: Record<string, Section> = {
       return report;
     },
   },
+  pools: { needsStack: true, run: poolBench },
   downloads: { needsStack: false, run: downloadBench },
+  bundles: { needsStack: false, run: bundleBench },
 };
 
 const requested = process.argv.slice(2);
@@ -27,7 +31,9 @@ if (unknown.length) {
   process.stderr.write(`unknown bench section(s): ${unknown.join(", ")}; known: ${Object.keys(sections).join(", ")}\n`);
   process.exit(2);
 }
-const chosen = (requested.length ? requested : Object.keys(sections)).map((name) => [name, sections[name] as Section] as const);
+const chosen = (requested.length ? requested : Object.keys(sections))
+  .map((name) => [name, sections[name] as Section] as const)
+  .sort(([, a], [, b]) => Number(b.needsStack) - Number(a.needsStack));
 
 let stack: LocalStack | undefined;
 let stopping: Promise<void> | undefined;
@@ -50,6 +56,8 @@ try {
       }
       process.stdout.write(await section.run(stack));
     } else {
+      // Its own processes only: the stack's (DynamoDB Local, browsers) would share the cores.
+      await stopStack();
       process.stdout.write(await section.run());
     }
   }
