@@ -12,7 +12,7 @@ export interface PoolSupervisor {
  * The first pass is the reconcile after a restart: records of browsers that died with the previous
  * process go, and browsers it left running with no record are ended.
  */
-export function startPoolSupervisor(filler: PoolFiller, intervalMs = 100): PoolSupervisor {
+export function startPoolSupervisor(filler: PoolFiller, intervalMs = 250): PoolSupervisor {
   let stopping = false;
   const loop = (async () => {
     while (!stopping) {
