@@ -48,22 +48,23 @@ async function bundle(entry: Entry, bundleAwsSdk: boolean): Promise<string> {
   return outfile;
 }
 
-/** Median over fresh processes: only the import is timed, not Node's own start. */
 async function importMs(file: string): Promise<number> {
   const script = "const start = performance.now(); await import(process.env.BUNDLE_URL); process.stdout.write(String(performance.now() - start));";
-  const times: number[] = [];
-  for (let run = 0; run < importRuns; run++) {
-    const { stdout } = await runNode(process.execPath, ["--input-type=module", "-e", script], {
-      env: { ...process.env, BUNDLE_URL: pathToFileURL(file).href },
-    });
-    times.push(Number(stdout));
-  }
-  return percentile(Float64Array.from(times).sort(), 50);
+  const { stdout } = await runNode(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, BUNDLE_URL: pathToFileURL(file).href } });
+  return Number(stdout);
 }
 
-async function measure(entry: Entry, bundleAwsSdk: boolean): Promise<Figures> {
-  const file = await bundle(entry, bundleAwsSdk);
-  return { bytes: (await stat(file)).size, importMs: await importMs(file) };
+/**
+ * Median over fresh processes, only the import timed (not Node's own start). Each round imports
+ * every bundle once, so a burst of load from elsewhere on the machine hits all of them alike
+ * rather than a few.
+ */
+async function medianImportMs(files: readonly string[]): Promise<number[]> {
+  const times = files.map((): number[] => []);
+  for (let round = 0; round < importRuns; round++) {
+    for (const [index, file] of files.entries()) times[index]!.push(await importMs(file));
+  }
+  return times.map((samples) => percentile(Float64Array.from(samples).sort(), 50));
 }
 
 const kb = (bytes: number) => (bytes / 1024).toFixed(1);
@@ -77,8 +78,17 @@ export async function bundleBench(): Promise<string> {
     { name: baselineName, route: false },
   ];
   await rm(outDir, { recursive: true, force: true });
-  const results: { entry: Entry; external: Figures; bundled: Figures }[] = [];
-  for (const entry of entries) results.push({ entry, external: await measure(entry, false), bundled: await measure(entry, true) });
+  const files: { external: string; bundled: string }[] = [];
+  for (const entry of entries) files.push({ external: await bundle(entry, false), bundled: await bundle(entry, true) });
+  const importTimes = await medianImportMs(files.flatMap((file) => [file.external, file.bundled]));
+  const figures = async (file: string, index: number): Promise<Figures> => ({ bytes: (await stat(file)).size, importMs: importTimes[index]! });
+  const results = await Promise.all(
+    entries.map(async (entry, index) => ({
+      entry,
+      external: await figures(files[index]!.external, 2 * index),
+      bundled: await figures(files[index]!.bundled, 2 * index + 1),
+    })),
+  );
 
   const deployed = (figures: { external: Figures; bundled: Figures }) => (lambdaBundle.bundleAwsSdk ? figures.bundled : figures.external);
   const baseline = results.find((result) => result.entry.name === baselineName);

@@ -137,6 +137,15 @@ describe("the API", () => {
     }
   });
 
+  it("answers API Gateway's own 401 and unknown routes with the service's error body", () => {
+    template.hasResourceProperties("AWS::ApiGateway::GatewayResponse", {
+      ResponseType: "UNAUTHORIZED",
+      StatusCode: "401",
+      ResponseTemplates: { "application/json": JSON.stringify({ code: "unauthorized", message: "missing or unknown API key" }) },
+    });
+    template.hasResourceProperties("AWS::ApiGateway::GatewayResponse", { ResponseType: "MISSING_AUTHENTICATION_TOKEN", StatusCode: "404" });
+  });
+
   it("declares the route table's binary media types, throttles the stage and writes access logs", () => {
     template.hasResourceProperties("AWS::ApiGateway::RestApi", { BinaryMediaTypes: [...binaryMediaTypes] });
     template.hasResourceProperties("AWS::ApiGateway::Stage", {
