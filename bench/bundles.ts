@@ -95,22 +95,25 @@ export async function bundleBench(): Promise<string> {
   if (!baseline) throw new Error("the baseline bundle was not measured");
   const functions = results.filter((result) => result !== baseline);
   const largestRoute = Math.max(...functions.filter((result) => result.entry.route).map((result) => deployed(result).bytes));
-  const slowestRatio = Math.max(...functions.map((result) => deployed(result).importMs / deployed(baseline).importMs));
+  // The floor is the faster DynamoDB-only bundle, so both ways of shipping the SDK are held to the same mark.
+  const floorMs = Math.min(baseline.external.importMs, baseline.bundled.importMs);
+  const slowestRatio = Math.max(...functions.map((result) => deployed(result).importMs / floorMs));
   const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
 
-  const header = ["function", "KB (SDK external)", "import ms", "KB (SDK bundled)", "import ms", "x baseline"];
+  const header = ["function", "KB (SDK external)", "import ms", "x floor", "KB (SDK bundled)", "import ms", "x floor"];
   const rows = results.map(({ entry, external, bundled }) => [
     entry.name,
     kb(external.bytes),
     ms(external.importMs),
+    (external.importMs / floorMs).toFixed(2),
     kb(bundled.bytes),
     ms(bundled.importMs),
-    (deployed({ external, bundled }).importMs / deployed(baseline).importMs).toFixed(2),
+    (bundled.importMs / floorMs).toFixed(2),
   ]);
   return [
     `Lambda bundles (minified ESM, node22; import time = median of ${importRuns} fresh processes; deployed: SDK ${lambdaBundle.bundleAwsSdk ? "bundled" : "external"})`,
     renderTable(header, rows),
     `target: every route bundle under ${kb(maxRouteBundleBytes)} KB: largest ${kb(largestRoute)} KB, ${verdict(largestRoute < maxRouteBundleBytes)}`,
-    `target: import within ${maxImportRatio}x of the DynamoDB-only bundle: slowest ${slowestRatio.toFixed(2)}x, ${verdict(slowestRatio <= maxImportRatio)}`,
+    `target: import within ${maxImportRatio}x of the faster DynamoDB-only bundle (${ms(floorMs)} ms): slowest ${slowestRatio.toFixed(2)}x, ${verdict(slowestRatio <= maxImportRatio)}`,
   ].join("\n");
 }
