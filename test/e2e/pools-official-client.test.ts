@@ -56,14 +56,24 @@ describe("browser pools through the official Kernel client", () => {
     await client.browserPools.release(created.id, { session_id: session.session_id, reuse: true });
     expect(await client.browserPools.retrieve(created.id)).toMatchObject({ available_count: 2, acquired_count: 0 });
 
-    await client.browserPools.flush("sdk-pool");
-    expect(chromiumProcesses(browserRoot).has(session.session_id)).toBe(false);
     const updated = await client.browserPools.update("sdk-pool", { size: 1, name: "renamed" });
     expect(updated.browser_pool_config).toMatchObject({ size: 1, name: "renamed" });
+    const trimmed = await eventually(async () => {
+      const running = chromiumProcesses(browserRoot);
+      return (await client.browserPools.retrieve("renamed")).available_count === 1 && running.size === 1 ? running : undefined;
+    }, "the pool to shrink to 1");
+
+    await client.browserPools.flush("renamed");
+    expect(chromiumProcesses(browserRoot).has([...trimmed.keys()][0] as string)).toBe(false);
     await eventually(async () => ((await client.browserPools.retrieve("renamed")).available_count === 1 ? true : undefined), "the refill");
+    const only = await client.browserPools.acquire("renamed", { acquire_timeout_seconds: 0 });
+    // 204: no browser became idle within the wait.
+    expect(await client.browserPools.acquire("renamed", { acquire_timeout_seconds: 0.2 })).toBeNull();
+    await client.browserPools.release("renamed", { session_id: only.session_id, reuse: false });
 
     await client.browserPools.delete("renamed");
     await expect(client.browserPools.retrieve(created.id)).rejects.toBeInstanceOf(NotFoundError);
-    expect(chromiumProcesses(browserRoot).size).toBe(0);
+    // A replacement for the released browser may still be starting: the filler ends it once the delete shows.
+    await eventually(async () => (chromiumProcesses(browserRoot).size === 0 ? true : undefined), "every browser of the pool to end");
   });
 });
