@@ -18,8 +18,8 @@ export const lambdaBundle = {
   /**
    * Bundled, though the Node 22 runtime ships AWS SDK v3: measured with bench/bundles.ts (figures in
    * the README's deploy section), a fresh process imports a route about twice as fast with the SDK
-   * bundled (about 150 ms against 300 ms) although the file grows from about 215 KB to 715 KB, and
-   * the deployed SDK is then the version the tests ran against.
+   * bundled (median over routes 155 ms against 345 ms) although the file grows from about 215 KB to
+   * 715 KB, and the deployed SDK is then the version the tests ran against.
    */
   bundleAwsSdk: true,
 } as const;
