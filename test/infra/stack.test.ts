@@ -44,6 +44,14 @@ function functionFor(handler: string): string {
   return matches[0]![0];
 }
 
+/** The full path of an API resource, rebuilt from its parents up to the API's root. */
+function pathOf(resourceId: unknown): string {
+  const ref = (resourceId as { Ref?: string }).Ref;
+  if (ref === undefined) return "";
+  const { PathPart, ParentId } = resources[ref]!.Properties as { PathPart: string; ParentId: unknown };
+  return `${pathOf(ParentId)}/${PathPart}`;
+}
+
 function actionsOf(functionId: string): string[] {
   const role = (resources[functionId]!.Properties.Role as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0];
   return ofType("AWS::IAM::Policy")
@@ -77,14 +85,12 @@ describe("the stack's functions", () => {
         ([, method]) => method.Properties.HttpMethod === route.method && JSON.stringify(method.Properties.Integration).includes(`"${fn}"`),
       );
       expect(methods, route.name).toHaveLength(1);
-      const resourceId = (methods[0]![1].Properties.ResourceId as { Ref: string }).Ref;
-      expect(resources[resourceId]!.Properties.PathPart).toBe(route.path.split("/").at(-1));
+      expect(pathOf(methods[0]![1].Properties.ResourceId), route.name).toBe(route.path);
     }
   });
 
   it("gives every function the whole configuration, pointing at the deployed table, bucket and state machine", () => {
-    const [stateMachineId, stateMachine] = ofType("AWS::StepFunctions::StateMachine")[0]!;
-    expect(stateMachineId).toBeDefined();
+    const [, stateMachine] = ofType("AWS::StepFunctions::StateMachine")[0]!;
     for (const fn of deployedFunctions) {
       const variables = (resources[functionFor(fn.handler)]!.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
       expect(variables).toMatchObject({
@@ -114,17 +120,20 @@ describe("the stack's functions", () => {
 });
 
 describe("the API", () => {
-  it("puts every method behind the bearer-key REQUEST authorizer, cached", () => {
+  it("puts every method behind the bearer-key REQUEST authorizer, cached as long as the functions cache a key", () => {
     const [authorizerId] = ofType("AWS::ApiGateway::Authorizer")[0]!;
     for (const [, method] of ofType("AWS::ApiGateway::Method")) {
       expect(method.Properties).toMatchObject({ AuthorizationType: "CUSTOM", AuthorizerId: { Ref: authorizerId } });
     }
-    template.hasResourceProperties("AWS::ApiGateway::Authorizer", {
+    const authorizerFunction = functionFor(authorizer.handler);
+    const keyCacheSeconds = (resources[authorizerFunction]!.Properties.Environment as { Variables: Record<string, string> }).Variables.API_KEY_CACHE_SECONDS;
+
+    expect(resources[authorizerId]!.Properties).toMatchObject({
       Type: "REQUEST",
       IdentitySource: "method.request.header.Authorization",
-      AuthorizerResultTtlInSeconds: Match.anyValue(),
+      AuthorizerResultTtlInSeconds: Number(keyCacheSeconds),
     });
-    expect(JSON.stringify(resources[authorizerId]!.Properties.AuthorizerUri)).toContain(functionFor(authorizer.handler));
+    expect(JSON.stringify(resources[authorizerId]!.Properties.AuthorizerUri)).toContain(authorizerFunction);
   });
 
   it("streams the answers of streaming routes through InvokeWithResponseStream, and only theirs", () => {
