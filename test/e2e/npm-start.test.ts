@@ -1,33 +1,15 @@
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { execFileSync, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { startService } from "../support/npm-start.ts";
 
-const startScript = resolve(import.meta.dirname, "../../infra/local/start.ts");
 const apiKeyScript = resolve(import.meta.dirname, "../../scripts/api-key.ts");
 const dataDir = mkdtempSync(join(tmpdir(), "acs-start-"));
 const children: ChildProcessWithoutNullStreams[] = [];
 
-function start() {
-  const child = spawn(process.execPath, [startScript], { env: { ...process.env, PORT: "0", DATA_DIR: dataDir } });
-  children.push(child);
-  let output = "";
-  child.stdout.on("data", (chunk) => (output += chunk));
-  child.stderr.on("data", (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
-  const ready = new Promise<{ url: string; apiKey: string }>((done, fail) => {
-    child.stdout.on("data", () => {
-      const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
-      const apiKey = /API key \(org 'local'\): (\S+)/.exec(output)?.[1];
-      if (url && apiKey) done({ url, apiKey });
-    });
-    void exited.then((code) => fail(new Error(`exited with ${code}: ${output}`)));
-  });
-  // A start that is expected to be refused never becomes ready; that is not an unhandled failure.
-  ready.catch(() => undefined);
-  return { child, ready, exited, output: () => output };
-}
+const start = () => startService(dataDir, children);
 
 afterAll(() => {
   for (const child of children) child.kill("SIGKILL");

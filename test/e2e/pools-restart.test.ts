@@ -1,35 +1,19 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { startService } from "../support/npm-start.ts";
 import { localChromium } from "#shared/browsers/local-chromium.ts";
 import type { PoolResource, SessionResource } from "#shared/domain/pool.ts";
 import { eventually } from "../support/poll.ts";
 import { answersCdp, chromiumProcesses, poolApi } from "../support/pools.ts";
 
-const startScript = resolve(import.meta.dirname, "../../infra/local/start.ts");
 const dataDir = mkdtempSync(join(tmpdir(), "acs-pool-restart-"));
 const browserRoot = join(dataDir, "browsers");
 const children: ChildProcessWithoutNullStreams[] = [];
 
-function start() {
-  const child = spawn(process.execPath, [startScript], { env: { ...process.env, PORT: "0", DATA_DIR: dataDir } });
-  children.push(child);
-  let output = "";
-  child.stdout.on("data", (chunk) => (output += chunk));
-  child.stderr.on("data", (chunk) => (output += chunk));
-  const exited = new Promise<void>((done) => child.once("exit", () => done()));
-  const ready = new Promise<{ url: string; apiKey: string }>((done, fail) => {
-    child.stdout.on("data", () => {
-      const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
-      const apiKey = /API key \(org 'local'\): (\S+)/.exec(output)?.[1];
-      if (url && apiKey) done({ url, apiKey });
-    });
-    void exited.then(() => fail(new Error(`exited: ${output}`)));
-  });
-  return { child, ready, exited };
-}
+const start = () => startService(dataDir, children);
 
 /** Processes under this test's data dir that a killed service left running (DynamoDB Local's JVM). */
 function leftoversOf(dir: string): number[] {
