@@ -2,9 +2,9 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureTable, startDynamoDbLocal } from "../infra/local/dynamodb-local.ts";
 import { runningInstance } from "../infra/local/running.ts";
+import { apiKeys } from "#shared/composition/api-keys.ts";
 import { loadConfig } from "#shared/config.ts";
 import { AppError } from "#shared/domain/errors.ts";
-import { buildServices } from "#shared/services.ts";
 
 const usage = `Mints an API key for an org and prints it once; only its hash is stored.
 
@@ -29,14 +29,14 @@ async function mintLocally(org: string): Promise<string> {
   try {
     await ensureTable(dynamo.endpoint, tableName);
     const config = loadConfig({ DEPLOYMENT_MODE: "local", TABLE_NAME: tableName, DYNAMODB_ENDPOINT: dynamo.endpoint });
-    return await buildServices(config).apiKeys.mint(org);
+    return await apiKeys(config).mint(org);
   } finally {
     await dynamo.stop();
   }
 }
 
 try {
-  const key = values.aws ? await buildServices(loadConfig()).apiKeys.mint(values.org) : await mintLocally(values.org);
+  const key = values.aws ? await apiKeys(loadConfig()).mint(values.org) : await mintLocally(values.org);
   process.stdout.write(`API key for org '${values.org}' (shown once, keep it safe):\n${key}\n`);
 } catch (error) {
   process.stderr.write(`${error instanceof AppError ? error.message : String(error)}\n`);

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { services } from "#shared/services.ts";
+import { continuation } from "#shared/composition/continuation.ts";
 
 const input = z.object({
   org: z.string(),
@@ -11,5 +11,5 @@ const input = z.object({
 
 /** The workflow's ContinueAsNew task state. */
 export async function handler(payload: unknown) {
-  return services().workflow.continueAsNew(input.parse(payload));
+  return continuation().continueAsNew(input.parse(payload));
 }

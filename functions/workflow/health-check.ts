@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { services } from "#shared/services.ts";
+import { healthChecks } from "#shared/composition/health-checks.ts";
 
 const input = z.object({
   org: z.string(),
@@ -12,5 +12,5 @@ const input = z.object({
 
 /** The workflow's HealthCheck task state. */
 export async function handler(payload: unknown) {
-  return services().workflow.healthCheck(input.parse(payload));
+  return healthChecks().healthCheck(input.parse(payload));
 }

@@ -2,8 +2,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server } from "node:http";
-import { generateApiKey } from "#shared/domain/api-keys.ts";
+import { localChromium } from "#shared/browsers/local-chromium.ts";
+import { provideLocalBrowsers } from "#shared/composition/browsers.ts";
 import { loadConfig } from "#shared/config.ts";
+import { generateApiKey } from "#shared/domain/api-keys.ts";
 import { services } from "#shared/services.ts";
 import { scanConnections } from "#shared/store/connections-store.ts";
 import { ensureTable, startDynamoDbLocal } from "./dynamodb-local.ts";
@@ -84,6 +86,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const stepFunctions = await startLocalStepFunctions({ stateMachineArn: config.STATE_MACHINE_ARN, timeScale: config.LOCAL_TIME_SCALE });
     standIns.push(stepFunctions);
     process.env.SFN_ENDPOINT = stepFunctions.endpoint;
+    provideLocalBrowsers((config) => localChromium({ root: config.BROWSER_DATA_DIR ?? browserDir, executable: config.BROWSER_EXECUTABLE }));
     const apiKey = options.apiKey ?? persistentApiKey(options.dataDir);
     await services().apiKeys.register(localOrg, apiKey);
     const gateway = await startGateway({ port: options.port });

@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { runningFile, runningInstance } from "./running.ts";
 import { startLocalStack } from "./stack.ts";
 

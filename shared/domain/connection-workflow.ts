@@ -23,18 +23,25 @@ export interface ContinueAsNewTaskInput {
   execution_id: string;
 }
 
-export interface ConnectionWorkflowDeps {
+export interface HealthCheckDeps {
   connections: ConnectionStore;
-  engine: WorkflowEngine;
   timing: WorkflowTiming;
   timelineRetentionDays: number;
   now?: () => Date;
 }
 
+/** Only handing the loop to a new execution needs the engine. */
+export interface ContinuationDeps {
+  connections: ConnectionStore;
+  engine: WorkflowEngine;
+  timing: Pick<WorkflowTiming, "timeScale">;
+  now?: () => Date;
+}
+
 const dayMs = 24 * 60 * 60 * 1000;
 
-/** What the workflow's task states do; the Lambda handlers under functions/workflow call these. */
-export function connectionWorkflowCore(deps: ConnectionWorkflowDeps) {
+/** The workflow's HealthCheck task state (functions/workflow/health-check.ts). */
+export function healthCheckCore(deps: HealthCheckDeps) {
   const clock = deps.now ?? (() => new Date());
 
   /**
@@ -46,21 +53,6 @@ export function connectionWorkflowCore(deps: ConnectionWorkflowDeps) {
       return { status: "NEEDS_AUTH", error_code: "no_session", error_message: "no successful login yet: there is no session to check" };
     }
     return { status: connection.status };
-  }
-
-  /**
-   * Hands the loop to a fresh execution before Step Functions' history or age limit. The record
-   * moves to the new execution only if it still names this one; otherwise (deleted, or already
-   * handed over) the new execution is stopped, so exactly one runs per connection.
-   */
-async function continueAsNew(input: ContinueAsNewTaskInput): Promise<Record<string, never>> {
-    const generation = input.generation + 1;
-    const name = executionName(input.connection_id, generation);
-    const state = { org: input.org, connection_id: input.connection_id, generation, iteration: 0, next_check_at: input.next_check_at };
-    const arn = await deps.engine.start(name, state);
-    const moved = await deps.connections.swapExecution(input.org, input.connection_id, input.execution_id, { arn, generation });
-    if (!moved) await deps.engine.stop(arn);
-    return {};
   }
 
   return {
@@ -97,7 +89,29 @@ async function continueAsNew(input: ContinueAsNewTaskInput): Promise<Record<stri
         next: due ? "continue_as_new" : "wait",
       };
     },
+  };
+}
 
+/** The workflow's ContinueAsNew task state, and the local runtime's resume after a restart. */
+export function continuationCore(deps: ContinuationDeps) {
+  const clock = deps.now ?? (() => new Date());
+
+  /**
+   * Hands the loop to a fresh execution before Step Functions' history or age limit. The record
+   * moves to the new execution only if it still names this one; otherwise (deleted, or already
+   * handed over) the new execution is stopped, so exactly one runs per connection.
+   */
+  async function continueAsNew(input: ContinueAsNewTaskInput): Promise<Record<string, never>> {
+    const generation = input.generation + 1;
+    const name = executionName(input.connection_id, generation);
+    const state = { org: input.org, connection_id: input.connection_id, generation, iteration: 0, next_check_at: input.next_check_at };
+    const arn = await deps.engine.start(name, state);
+    const moved = await deps.connections.swapExecution(input.org, input.connection_id, input.execution_id, { arn, generation });
+    if (!moved) await deps.engine.stop(arn);
+    return {};
+  }
+
+  return {
     continueAsNew,
 
     /** After a restart of the local runtime, whose executions lived in its memory. */
@@ -114,4 +128,3 @@ async function continueAsNew(input: ContinueAsNewTaskInput): Promise<Record<stri
   };
 }
 
-export type ConnectionWorkflowCore = ReturnType<typeof connectionWorkflowCore>;

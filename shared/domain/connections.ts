@@ -52,10 +52,14 @@ export interface ListConnectionsInput {
 export interface ConnectionsCoreDeps {
   connections: ConnectionStore;
   profiles: ProfileStore;
-  workflow: WorkflowEngine;
-  timing: WorkflowTiming;
   policy: TargetPolicy;
   now?: () => Date;
+}
+
+/** Only creating and deleting a connection start or stop its workflow's executions. */
+export interface ConnectionLifecycleDeps extends ConnectionsCoreDeps {
+  workflow: WorkflowEngine;
+  timing: WorkflowTiming;
 }
 
 /** A delete racing executions that keep handing over is retried; more is a bug. */
@@ -96,39 +100,101 @@ export function newConnection(fields: {
   };
 }
 
+function settingsFrom(input: SettingsInput, policy: TargetPolicy): Partial<ConnectionSettings> {
+  const settings: Partial<ConnectionSettings> = {};
+  if (input.login_url !== undefined) settings.login_url = input.login_url === "" ? null : input.login_url;
+  if (input.allowed_domains !== undefined) {
+    const normalized = input.allowed_domains.map((domain, index) => normalizeDomain(domain, `allowed_domains[${index}]`, policy));
+    settings.allowed_domains = [...new Set(normalized)];
+  }
+  if (input.credential !== undefined) settings.credential = input.credential === null ? null : credentialRef(input.credential);
+  if (input.proxy !== undefined) settings.proxy_id = input.proxy === null ? null : proxyId(input.proxy);
+  for (const flag of ["health_checks", "auto_reauth", "save_credentials", "record_session"] as const) {
+    if (input[flag] !== undefined) settings[flag] = input[flag];
+  }
+  if (input.health_check_interval !== undefined) settings.health_check_interval = input.health_check_interval;
+  if (input.browser_telemetry !== undefined) settings.browser_telemetry = input.browser_telemetry;
+  return settings;
+}
+
+async function existing(store: ConnectionStore, org: string, id: string): Promise<Connection> {
+  const connection = await store.get(org, id);
+  if (!connection) throw new NotFoundError(`auth connection '${id}' not found`);
+  return connection;
+}
+
+function isoClock(now: (() => Date) | undefined) {
+  const clock = now ?? (() => new Date());
+  return { clock, now: () => clock().toISOString() };
+}
+
+/** Reading and changing connections: no workflow execution starts or stops here. */
 export function connectionsCore(deps: ConnectionsCoreDeps) {
-  const clock = deps.now ?? (() => new Date());
-  const now = () => clock().toISOString();
+  const { now } = isoClock(deps.now);
 
-  function settingsFrom(input: SettingsInput): Partial<ConnectionSettings> {
-    const settings: Partial<ConnectionSettings> = {};
-    if (input.login_url !== undefined) settings.login_url = input.login_url === "" ? null : input.login_url;
-    if (input.allowed_domains !== undefined) {
-      const normalized = input.allowed_domains.map((domain, index) =>
-        normalizeDomain(domain, `allowed_domains[${index}]`, deps.policy),
-      );
-      settings.allowed_domains = [...new Set(normalized)];
-    }
-    if (input.credential !== undefined) settings.credential = input.credential === null ? null : credentialRef(input.credential);
-    if (input.proxy !== undefined) settings.proxy_id = input.proxy === null ? null : proxyId(input.proxy);
-    for (const flag of ["health_checks", "auto_reauth", "save_credentials", "record_session"] as const) {
-      if (input[flag] !== undefined) settings[flag] = input[flag];
-    }
-    if (input.health_check_interval !== undefined) settings.health_check_interval = input.health_check_interval;
-    if (input.browser_telemetry !== undefined) settings.browser_telemetry = input.browser_telemetry;
-    return settings;
-  }
+  return {
+    async get(org: string, id: string) {
+      return toConnectionResource(await existing(deps.connections, org, id));
+    },
 
-  async function get(org: string, id: string) {
-    const connection = await deps.connections.get(org, id);
-    if (!connection) throw new NotFoundError(`auth connection '${id}' not found`);
-    return connection;
+    async list(org: string, input: ListConnectionsInput) {
+      const scope = await listScope(org, input);
+      if (!scope) return { items: [], hasMore: false };
+      const needle = input.query?.toLowerCase();
+      const page = await deps.connections.list({
+        org,
+        scope,
+        offset: input.offset,
+        limit: input.limit,
+        matches: needle
+          ? (connection) =>
+              connection.id.toLowerCase().includes(needle) ||
+              connection.domain.includes(needle) ||
+              connection.profile_name.toLowerCase().includes(needle)
+          : undefined,
+      });
+      return { items: page.items.map(toConnectionResource), hasMore: page.hasMore };
+    },
+
+    async update(org: string, id: string, input: SettingsInput) {
+      const changes = settingsFrom(input, deps.policy);
+      if (Object.keys(changes).length === 0) return toConnectionResource(await existing(deps.connections, org, id));
+      const updated = await deps.connections.updateSettings(org, id, changes, now());
+      if (!updated) throw new NotFoundError(`auth connection '${id}' not found`);
+      return toConnectionResource(updated);
+    },
+
+    async timeline(org: string, id: string, input: { type?: TimelineEvent["type"]; limit: number; offset: number }) {
+      await existing(deps.connections, org, id);
+      return deps.connections.timeline({
+        org,
+        id,
+        offset: input.offset,
+        limit: input.limit,
+        matches: input.type ? (event) => event.type === input.type : undefined,
+      });
+    },
+  };
+
+  async function listScope(org: string, input: ListConnectionsInput): Promise<ConnectionListScope | undefined> {
+    const domain = input.domain === undefined ? undefined : input.domain.trim().toLowerCase();
+    if (input.profile_name === undefined) return domain === undefined ? { kind: "org" } : { kind: "domain", domain };
+    const profile = await deps.profiles.findByName(org, input.profile_name);
+    if (!profile) return undefined;
+    return domain === undefined
+      ? { kind: "profile", profileId: profile.id }
+      : { kind: "profileAndDomain", profileId: profile.id, domain };
   }
+}
+
+/** Creating and deleting a connection, which start and stop its workflow's executions. */
+export function connectionLifecycleCore(deps: ConnectionLifecycleDeps) {
+  const { clock, now } = isoClock(deps.now);
 
   return {
     async create(org: string, input: CreateConnectionInput) {
       const domain = normalizeDomain(input.domain, "domain", deps.policy);
-      const settings = { ...defaultSettings, ...settingsFrom(input) };
+      const settings = { ...defaultSettings, ...settingsFrom(input, deps.policy) };
       for (let attempt = 1; ; attempt++) {
         const createdAt = now();
         const profile = await deps.profiles.getOrCreateByName(org, {
@@ -157,59 +223,17 @@ export function connectionsCore(deps: ConnectionsCoreDeps) {
       }
     },
 
-    async get(org: string, id: string) {
-      return toConnectionResource(await get(org, id));
-    },
-
-    async list(org: string, input: ListConnectionsInput) {
-      const scope = await listScope(org, input);
-      if (!scope) return { items: [], hasMore: false };
-      const needle = input.query?.toLowerCase();
-      const page = await deps.connections.list({
-        org,
-        scope,
-        offset: input.offset,
-        limit: input.limit,
-        matches: needle
-          ? (connection) =>
-              connection.id.toLowerCase().includes(needle) ||
-              connection.domain.includes(needle) ||
-              connection.profile_name.toLowerCase().includes(needle)
-          : undefined,
-      });
-      return { items: page.items.map(toConnectionResource), hasMore: page.hasMore };
-    },
-
-    async update(org: string, id: string, input: SettingsInput) {
-      const changes = settingsFrom(input);
-      if (Object.keys(changes).length === 0) return toConnectionResource(await get(org, id));
-      const updated = await deps.connections.updateSettings(org, id, changes, now());
-      if (!updated) throw new NotFoundError(`auth connection '${id}' not found`);
-      return toConnectionResource(updated);
-    },
-
     async remove(org: string, id: string) {
       // Stop first, then remove only if the record still points at the stopped execution: an
       // execution that continued into a new one meanwhile is stopped on the next round.
       for (let round = 1; round <= maxStopRounds; round++) {
-        const connection = await get(org, id);
+        const connection = await existing(deps.connections, org, id);
         if (connection.execution_arn) await deps.workflow.stop(connection.execution_arn);
         const outcome = await deps.connections.remove(org, id, connection.execution_arn);
         if (outcome === "removed") return;
         if (outcome === "gone") throw new NotFoundError(`auth connection '${id}' not found`);
       }
       throw new ServiceUnavailableError(`auth connection '${id}' kept changing while it was being deleted; retry`);
-    },
-
-    async timeline(org: string, id: string, input: { type?: TimelineEvent["type"]; limit: number; offset: number }) {
-      await get(org, id);
-      return deps.connections.timeline({
-        org,
-        id,
-        offset: input.offset,
-        limit: input.limit,
-        matches: input.type ? (event) => event.type === input.type : undefined,
-      });
     },
   };
 
@@ -235,19 +259,7 @@ export function connectionsCore(deps: ConnectionsCoreDeps) {
       await deps.workflow.stop(deps.workflow.executionArn(executionName(connection.id, 0)));
     }
   }
-
-  async function listScope(org: string, input: ListConnectionsInput): Promise<ConnectionListScope | undefined> {
-    const domain = input.domain === undefined ? undefined : input.domain.trim().toLowerCase();
-    if (input.profile_name === undefined) return domain === undefined ? { kind: "org" } : { kind: "domain", domain };
-    const profile = await deps.profiles.findByName(org, input.profile_name);
-    if (!profile) return undefined;
-    return domain === undefined
-      ? { kind: "profile", profileId: profile.id }
-      : { kind: "profileAndDomain", profileId: profile.id, domain };
-  }
 }
-
-export type ConnectionsCore = ReturnType<typeof connectionsCore>;
 
 function credentialRef(input: CredentialInput): CredentialRef {
   return { name: input.name ?? null, provider: input.provider ?? null, path: input.path ?? null, auto: input.auto ?? false };

@@ -3,7 +3,6 @@ import { pipeline } from "node:stream/promises";
 import * as z from "zod";
 import { AppError, BadRequestError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from "../domain/errors.ts";
 import { log } from "../log.ts";
-import { services, type Services } from "../services.ts";
 import { headerValue } from "./headers.ts";
 import { errorResponse, type HttpResponse, type StreamingResponse } from "./responses.ts";
 import { lambdaStreaming } from "./lambda-streaming.ts";
@@ -28,21 +27,24 @@ interface Schemas<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>
   rawBodyLimit?: number;
 }
 
-type Run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R> = (
+type Run<C, P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R> = (
   request: HttpRequest<z.infer<P>, z.infer<Q>, z.infer<B>>,
-  core: Services,
+  core: C,
 ) => Promise<R>;
 
 /**
  * Wraps one route: validates the event into a typed request, runs the core call, and maps the
- * result or any failure to an API Gateway proxy response.
+ * result or any failure to an API Gateway proxy response. `core` is the route's factory from
+ * shared/composition (built once per process, on the first request), so the route's bundle holds
+ * only the clients that core needs.
  */
 export function httpHandler<
+  C,
   P extends z.ZodType = z.ZodUnknown,
   Q extends z.ZodType = z.ZodUnknown,
   B extends z.ZodType = z.ZodUnknown,
->(schemas: Schemas<P, Q, B>, run: Run<P, Q, B, HttpResponse>): (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult> {
-  return (event) => respond(event, schemas, run);
+>(core: () => C, schemas: Schemas<P, Q, B>, run: Run<C, P, Q, B, HttpResponse>): (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult> {
+  return (event) => respond(event, core, schemas, run);
 }
 
 /**
@@ -50,13 +52,14 @@ export function httpHandler<
  * provides the same `awslambda` API), so a large download never sits whole in memory.
  */
 export function streamingHttpHandler<
+  C,
   P extends z.ZodType = z.ZodUnknown,
   Q extends z.ZodType = z.ZodUnknown,
   B extends z.ZodType = z.ZodUnknown,
->(schemas: Schemas<P, Q, B>, run: Run<P, Q, B, HttpResponse | StreamingResponse>): unknown {
+>(core: () => C, schemas: Schemas<P, Q, B>, run: Run<C, P, Q, B, HttpResponse | StreamingResponse>): unknown {
   const awslambda = lambdaStreaming();
   return awslambda.streamifyResponse(async (event, responseStream) => {
-    const result = await respond(event, schemas, run);
+    const result = await respond(event, core, schemas, run);
     const output = awslambda.HttpResponseStream.from(responseStream, { statusCode: result.statusCode, headers: result.headers });
     if ("stream" in result) {
       await pipeline(result.stream, output);
@@ -66,10 +69,11 @@ export function streamingHttpHandler<
   });
 }
 
-async function respond<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends HttpResponse | StreamingResponse>(
+async function respond<C, P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends HttpResponse | StreamingResponse>(
   event: APIGatewayProxyEvent,
+  core: () => C,
   schemas: Schemas<P, Q, B>,
-  run: Run<P, Q, B, R>,
+  run: Run<C, P, Q, B, R>,
 ): Promise<R | HttpResponse> {
   const requestId = event.requestContext?.requestId ?? "unknown";
   try {
@@ -86,7 +90,7 @@ async function respond<P extends z.ZodType, Q extends z.ZodType, B extends z.Zod
       query: parse(schemas.query, event.queryStringParameters ?? {}, "query"),
       body: schemas.body ? parse(schemas.body, jsonBody(raw), "body") : undefined,
     } as HttpRequest<z.infer<P>, z.infer<Q>, z.infer<B>>;
-    return withRequestId(await run(request, services()), requestId);
+    return withRequestId(await run(request, core()), requestId);
   } catch (error) {
     if (!(error instanceof AppError)) {
       log.error("unhandled error", { requestId, route: event.resource, error: describe(error) });

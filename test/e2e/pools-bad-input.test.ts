@@ -4,7 +4,7 @@ import { unavailableBrowsers } from "#shared/browsers/provider.ts";
 import { ServiceUnavailableError } from "#shared/domain/errors.ts";
 import type { PoolResource, SessionResource } from "#shared/domain/pool.ts";
 import { poolsCore } from "#shared/domain/pools.ts";
-import { noAwsBrowsers } from "#shared/services.ts";
+import { noAwsBrowsers } from "#shared/composition/browsers.ts";
 import { dynamoPoolStore } from "#shared/store/pools-store.ts";
 import { localClient } from "../../infra/local/dynamodb-local.ts";
 import { localOrg } from "../../infra/local/stack.ts";

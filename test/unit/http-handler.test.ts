@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent } from "aws-lambda";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { ConflictError } from "#shared/domain/errors.ts";
 import { httpHandler } from "#shared/http/handler.ts";
 import { ok } from "#shared/http/responses.ts";
@@ -20,22 +20,25 @@ function event(overrides: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEv
   } as unknown as APIGatewayProxyEvent;
 }
 
+const noCore = () => ({});
+
 describe("httpHandler", () => {
-  it("hands the validated body and the caller's org to the core call", async () => {
+  it("hands the validated body, the caller's org and the route's core to the core call", async () => {
     const seen: unknown[] = [];
-    const handler = httpHandler({ body: z.object({ n: z.number() }) }, async (request) => {
-      seen.push([request.org, request.body]);
+    const core = { name: "the core" };
+    const handler = httpHandler(() => core, { body: z.object({ n: z.number() }) }, async (request, given) => {
+      seen.push([request.org, request.body, given]);
       return ok({ done: true });
     });
 
     const response = await handler(event({ body: JSON.stringify({ n: 3, extra: "ignored" }) }));
 
     expect(response.statusCode).toBe(200);
-    expect(seen).toEqual([["acme", { n: 3 }]]);
+    expect(seen).toEqual([["acme", { n: 3 }, core]]);
   });
 
   it("masks an unexpected failure as a 500 without its message or stack", async () => {
-    const handler = httpHandler({}, async () => {
+    const handler = httpHandler(noCore, {}, async () => {
       throw new Error("secret detail at /srv/app/core.ts:12");
     });
 
@@ -50,7 +53,7 @@ describe("httpHandler", () => {
   });
 
   it("maps a conflict to 409 with existing_id and no retry", async () => {
-    const handler = httpHandler({}, async () => {
+    const handler = httpHandler(noCore, {}, async () => {
       throw new ConflictError("taken", "ac_1");
     });
 
@@ -67,7 +70,7 @@ describe("httpHandler", () => {
   });
 
   it("answers 401 when no authorizer context reached the handler", async () => {
-    const handler = httpHandler({}, async () => ok({}));
+    const handler = httpHandler(noCore, {}, async () => ok({}));
 
     const response = await handler(event({ requestContext: { requestId: "req-2" } } as Partial<APIGatewayProxyEvent>));
 
@@ -75,7 +78,7 @@ describe("httpHandler", () => {
   });
 
   it("reads a base64-encoded JSON body as API Gateway may send it", async () => {
-    const handler = httpHandler({ body: z.object({ n: z.number() }) }, async (request) => ok(request.body));
+    const handler = httpHandler(noCore, { body: z.object({ n: z.number() }) }, async (request) => ok(request.body));
 
     const response = await handler(event({ body: Buffer.from('{"n":7}').toString("base64"), isBase64Encoded: true }));
 

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { connections } from "#shared/composition/connections.ts";
 import { httpHandler } from "#shared/http/handler.ts";
 import { page } from "#shared/http/responses.ts";
 import { nameSchema, paginationQuery } from "#shared/http/schemas.ts";
@@ -10,7 +11,7 @@ const query = z.object({
   ...paginationQuery,
 });
 
-export const handler = httpHandler({ query }, async (request, core) => {
-  const result = await core.connections.list(request.org, request.query);
+export const handler = httpHandler(connections, { query }, async (request, core) => {
+  const result = await core.list(request.org, request.query);
   return page(result.items, result.hasMore, request.query.offset, request.query.limit);
 });

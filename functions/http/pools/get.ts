@@ -1,5 +1,6 @@
+import { pools } from "#shared/composition/pools.ts";
 import { httpHandler } from "#shared/http/handler.ts";
 import { ok } from "#shared/http/responses.ts";
 import { idOrNameParams } from "#shared/http/schemas.ts";
 
-export const handler = httpHandler({ params: idOrNameParams }, async (request, core) => ok(await core.pools.get(request.org, request.params.id_or_name)));
+export const handler = httpHandler(pools, { params: idOrNameParams }, async (request, core) => ok(await core.get(request.org, request.params.id_or_name)));

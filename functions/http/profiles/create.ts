@@ -1,8 +1,9 @@
 import * as z from "zod";
+import { profiles } from "#shared/composition/profiles.ts";
 import { httpHandler } from "#shared/http/handler.ts";
 import { created } from "#shared/http/responses.ts";
 import { nameSchema } from "#shared/http/schemas.ts";
 
-export const handler = httpHandler({ body: z.object({ name: nameSchema.optional() }) }, async (request, core) =>
-  created(await core.profiles.create(request.org, request.body)),
+export const handler = httpHandler(profiles, { body: z.object({ name: nameSchema.optional() }) }, async (request, core) =>
+  created(await core.create(request.org, request.body)),
 );

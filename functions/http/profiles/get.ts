@@ -1,7 +1,8 @@
+import { profiles } from "#shared/composition/profiles.ts";
 import { httpHandler } from "#shared/http/handler.ts";
 import { ok } from "#shared/http/responses.ts";
 import { idOrNameParams } from "#shared/http/schemas.ts";
 
-export const handler = httpHandler({ params: idOrNameParams }, async (request, core) =>
-  ok(await core.profiles.get(request.org, request.params.id_or_name)),
+export const handler = httpHandler(profiles, { params: idOrNameParams }, async (request, core) =>
+  ok(await core.get(request.org, request.params.id_or_name)),
 );

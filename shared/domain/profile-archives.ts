@@ -1,0 +1,71 @@
+import { pipeline, type Readable } from "node:stream";
+import { openDownload, parseDownloadFormat, type Download } from "../archive/download.ts";
+import { validateUpload } from "../archive/validate.ts";
+import { ConflictError, NotFoundError } from "./errors.ts";
+import { toProfileResource, type ArchiveBlobStore, type ProfileStore } from "./profile.ts";
+import { resolveProfile } from "./profiles.ts";
+
+export interface ProfileArchivesDeps {
+  profiles: ProfileStore;
+  archives: ArchiveBlobStore;
+  now?: () => Date;
+}
+
+/**
+ * What touches a profile's saved archive: importing, downloading, and deleting the profile with it.
+ * Apart from profilesCore so only these routes carry the archive store and the tar and zstd code.
+ */
+export function profileArchivesCore(deps: ProfileArchivesDeps) {
+  const now = () => (deps.now ?? (() => new Date()))().toISOString();
+  const resolve = (org: string, idOrName: string) => resolveProfile(deps.profiles, org, idOrName);
+
+  return {
+    async remove(org: string, idOrName: string) {
+      const profile = await resolve(org, idOrName);
+      const result = await deps.profiles.remove(org, profile.id);
+      if (result.outcome === "missing") throw new NotFoundError(`profile '${idOrName}' not found`);
+      if (result.outcome === "inUse") {
+        throw new ConflictError(`profile '${profile.name}' is used by auth connections: delete them first`);
+      }
+      if (profile.archive) await deps.archives.remove(org, profile.id, profile.archive.kind);
+    },
+
+    /** Validates the upload completely before it replaces anything, so a bad one changes nothing. */
+    async importArchive(org: string, idOrName: string, contentType: string | undefined, body: Buffer) {
+      const profile = await resolve(org, idOrName);
+      const upload = await validateUpload(contentType, body);
+      await deps.archives.put(org, profile.id, upload.kind, upload.storedBytes);
+      const updated = await deps.profiles.setArchive(org, profile.id, {
+        kind: upload.kind,
+        size: upload.storedBytes.length,
+        saved_at: now(),
+      });
+      if (!updated) {
+        await deps.archives.remove(org, profile.id, upload.kind);
+        throw new NotFoundError(`profile '${idOrName}' not found`);
+      }
+      if (profile.archive && profile.archive.kind !== upload.kind) {
+        await deps.archives.remove(org, profile.id, profile.archive.kind);
+      }
+      return toProfileResource(updated);
+    },
+
+    async download(org: string, idOrName: string, format: string | undefined): Promise<Download & { body: Readable }> {
+      const requested = parseDownloadFormat(format);
+      const profile = await resolve(org, idOrName);
+      const stored = profile.archive && (await deps.archives.open(org, profile.id, profile.archive.kind));
+      if (!profile.archive || !stored) {
+        throw new NotFoundError(
+          `profile '${profile.name}' has no saved session yet: complete a login on one of its connections or import an archive`,
+        );
+      }
+      const download = openDownload(profile.archive, requested, profile.name);
+      const source = stored.body as Readable;
+      if (!download.transform) return { ...download, body: source };
+      // pipeline, not pipe: a failing S3 read must fail the converted stream too, not stall it.
+      const converted = download.transform();
+      pipeline(source, converted, () => undefined);
+      return { ...download, body: converted };
+    },
+  };
+}
