@@ -8,7 +8,7 @@ import { healthChecks } from "./composition/health-checks.ts";
 import { poolFiller, pools } from "./composition/pools.ts";
 import { profileArchives } from "./composition/profile-archives.ts";
 import { profiles } from "./composition/profiles.ts";
-import { table } from "./composition/table.ts";
+import { connectionStore, tableClient } from "./composition/table.ts";
 
 /**
  * Everything at once, for the local runtime, scripts and tests. A Lambda handler imports only the
@@ -16,9 +16,9 @@ import { table } from "./composition/table.ts";
  */
 export const services = perConfig((config) => ({
   config,
-  db: table(config).db,
+  db: tableClient(config),
   s3: archives(config).s3,
-  connectionStore: table(config).connections,
+  connectionStore: connectionStore(config),
   connections: { ...connections(config), ...connectionLifecycle(config) },
   workflow: { ...healthChecks(config), ...continuation(config) },
   profiles: { ...profiles(config), ...profileArchives(config) },

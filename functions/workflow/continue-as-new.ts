@@ -1,10 +1,10 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { continuation } from "#shared/composition/continuation.ts";
 
 const input = z.object({
   org: z.string(),
   connection_id: z.string(),
-  generation: z.number().int().min(0),
+  generation: z.number().check(z.int(), z.minimum(0)),
   next_check_at: z.string(),
   execution_id: z.string(),
 });

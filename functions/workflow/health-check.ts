@@ -1,11 +1,11 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { healthChecks } from "#shared/composition/health-checks.ts";
 
 const input = z.object({
   org: z.string(),
   connection_id: z.string(),
-  generation: z.number().int().min(0),
-  iteration: z.number().int().min(0),
+  generation: z.number().check(z.int(), z.minimum(0)),
+  iteration: z.number().check(z.int(), z.minimum(0)),
   execution_id: z.string(),
   execution_started_at: z.string(),
 });

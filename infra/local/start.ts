@@ -1,14 +1,14 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import * as z from "zod";
+import * as z from "zod/mini";
 import { runningFile, runningInstance } from "./running.ts";
 import { startLocalStack } from "./stack.ts";
 
 const env = z
   .object({
-    PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-    DATA_DIR: z.string().min(1).default(".data"),
-    LOCAL_API_KEY: z.string().min(16, "LOCAL_API_KEY must be at least 16 characters").optional(),
+    PORT: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(65535)), 8080),
+    DATA_DIR: z._default(z.string().check(z.minLength(1)), ".data"),
+    LOCAL_API_KEY: z.optional(z.string().check(z.minLength(16, "LOCAL_API_KEY must be at least 16 characters"))),
   })
   .safeParse(process.env);
 if (!env.success) {

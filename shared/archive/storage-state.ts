@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { InvalidArchiveError } from "#shared/archive/errors.ts";
 
 const cookieSchema = z.looseObject({

@@ -1,5 +1,5 @@
 import { apiKeysCore } from "../domain/api-keys.ts";
 import { perConfig } from "./config.ts";
-import { table } from "./table.ts";
+import { apiKeyStore } from "./table.ts";
 
-export const apiKeys = perConfig((config) => apiKeysCore({ store: table(config).apiKeys, cacheSeconds: config.API_KEY_CACHE_SECONDS }));
+export const apiKeys = perConfig((config) => apiKeysCore({ store: apiKeyStore(config), cacheSeconds: config.API_KEY_CACHE_SECONDS }));

@@ -1,13 +1,12 @@
 import { connectionLifecycleCore } from "../domain/connections.ts";
 import { perConfig, targetPolicy, workflowTiming } from "./config.ts";
-import { table } from "./table.ts";
+import { connectionStore, profileStore } from "./table.ts";
 import { workflowEngine } from "./workflow-engine.ts";
 
 export const connectionLifecycle = perConfig((config) => {
-  const { connections, profiles } = table(config);
   return connectionLifecycleCore({
-    connections,
-    profiles,
+    connections: connectionStore(config),
+    profiles: profileStore(config),
     policy: targetPolicy(config),
     workflow: workflowEngine(config),
     timing: workflowTiming(config),

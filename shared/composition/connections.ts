@@ -1,8 +1,7 @@
 import { connectionsCore } from "../domain/connections.ts";
 import { perConfig, targetPolicy } from "./config.ts";
-import { table } from "./table.ts";
+import { connectionStore, profileStore } from "./table.ts";
 
 export const connections = perConfig((config) => {
-  const { connections, profiles } = table(config);
-  return connectionsCore({ connections, profiles, policy: targetPolicy(config) });
+  return connectionsCore({ connections: connectionStore(config), profiles: profileStore(config), policy: targetPolicy(config) });
 });

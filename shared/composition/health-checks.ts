@@ -1,7 +1,7 @@
 import { healthCheckCore } from "../domain/connection-workflow.ts";
 import { perConfig, workflowTiming } from "./config.ts";
-import { table } from "./table.ts";
+import { connectionStore } from "./table.ts";
 
 export const healthChecks = perConfig((config) =>
-  healthCheckCore({ connections: table(config).connections, timing: workflowTiming(config), timelineRetentionDays: config.TIMELINE_RETENTION_DAYS }),
+  healthCheckCore({ connections: connectionStore(config), timing: workflowTiming(config), timelineRetentionDays: config.TIMELINE_RETENTION_DAYS }),
 );

@@ -1,8 +1,7 @@
 import { profilesCore } from "../domain/profiles.ts";
 import { perConfig } from "./config.ts";
-import { table } from "./table.ts";
+import { connectionStore, profileStore } from "./table.ts";
 
 export const profiles = perConfig((config) => {
-  const { profiles, connections } = table(config);
-  return profilesCore({ profiles, connections });
+  return profilesCore({ profiles: profileStore(config), connections: connectionStore(config) });
 });

@@ -5,14 +5,11 @@ import { dynamoPoolStore } from "../store/pools-store.ts";
 import { dynamoProfileStore } from "../store/profiles-store.ts";
 import { perConfig } from "./config.ts";
 
-/** Every function reads the table: one DynamoDB client, and the stores over it. */
-export const table = perConfig((config) => {
-  const db = createDocumentClient({ region: config.AWS_REGION, endpoint: config.DYNAMODB_ENDPOINT });
-  return {
-    db,
-    connections: dynamoConnectionStore(db, config.TABLE_NAME),
-    profiles: dynamoProfileStore(db, config.TABLE_NAME),
-    pools: dynamoPoolStore(db, config.TABLE_NAME),
-    apiKeys: dynamoApiKeyStore(db, config.TABLE_NAME),
-  };
-});
+/** Every function reads the table: one DynamoDB client per process, shared by the stores. */
+export const tableClient = perConfig((config) => createDocumentClient({ region: config.AWS_REGION, endpoint: config.DYNAMODB_ENDPOINT }));
+
+// Marked pure so a bundle drops the stores its function never asks for.
+export const connectionStore = /* @__PURE__ */ perConfig((config) => dynamoConnectionStore(tableClient(config), config.TABLE_NAME));
+export const profileStore = /* @__PURE__ */ perConfig((config) => dynamoProfileStore(tableClient(config), config.TABLE_NAME));
+export const poolStore = /* @__PURE__ */ perConfig((config) => dynamoPoolStore(tableClient(config), config.TABLE_NAME));
+export const apiKeyStore = /* @__PURE__ */ perConfig((config) => dynamoApiKeyStore(tableClient(config), config.TABLE_NAME));

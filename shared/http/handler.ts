@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
 import { pipeline } from "node:stream/promises";
-import * as z from "zod";
+import * as z from "zod/mini";
 import { AppError, BadRequestError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from "../domain/errors.ts";
 import { log } from "../log.ts";
 import { headerValue } from "./headers.ts";
@@ -19,7 +19,7 @@ export interface HttpRequest<Params, Query, Body> {
   raw: { contentType: string | undefined; bytes: Buffer };
 }
 
-interface Schemas<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
+interface Schemas<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType> {
   params?: P;
   query?: Q;
   body?: B;
@@ -27,7 +27,7 @@ interface Schemas<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>
   rawBodyLimit?: number;
 }
 
-type Run<C, P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R> = (
+type Run<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType, R> = (
   request: HttpRequest<z.infer<P>, z.infer<Q>, z.infer<B>>,
   core: C,
 ) => Promise<R>;
@@ -40,9 +40,9 @@ type Run<C, P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R> = 
  */
 export function httpHandler<
   C,
-  P extends z.ZodType = z.ZodUnknown,
-  Q extends z.ZodType = z.ZodUnknown,
-  B extends z.ZodType = z.ZodUnknown,
+  P extends z.ZodMiniType = z.ZodMiniUnknown,
+  Q extends z.ZodMiniType = z.ZodMiniUnknown,
+  B extends z.ZodMiniType = z.ZodMiniUnknown,
 >(core: () => C, schemas: Schemas<P, Q, B>, run: Run<C, P, Q, B, HttpResponse>): (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult> {
   return (event) => respond(event, core, schemas, run);
 }
@@ -53,9 +53,9 @@ export function httpHandler<
  */
 export function streamingHttpHandler<
   C,
-  P extends z.ZodType = z.ZodUnknown,
-  Q extends z.ZodType = z.ZodUnknown,
-  B extends z.ZodType = z.ZodUnknown,
+  P extends z.ZodMiniType = z.ZodMiniUnknown,
+  Q extends z.ZodMiniType = z.ZodMiniUnknown,
+  B extends z.ZodMiniType = z.ZodMiniUnknown,
 >(core: () => C, schemas: Schemas<P, Q, B>, run: Run<C, P, Q, B, HttpResponse | StreamingResponse>): unknown {
   const awslambda = lambdaStreaming();
   return awslambda.streamifyResponse(async (event, responseStream) => {
@@ -69,7 +69,7 @@ export function streamingHttpHandler<
   });
 }
 
-async function respond<C, P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends HttpResponse | StreamingResponse>(
+async function respond<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType, R extends HttpResponse | StreamingResponse>(
   event: APIGatewayProxyEvent,
   core: () => C,
   schemas: Schemas<P, Q, B>,
@@ -103,7 +103,7 @@ function withRequestId<R extends HttpResponse | StreamingResponse>(response: R, 
   return { ...response, headers: { ...response.headers, "x-request-id": requestId } };
 }
 
-function parse<T extends z.ZodType>(schema: T | undefined, input: unknown, where: "path" | "query" | "body"): z.infer<T> {
+function parse<T extends z.ZodMiniType>(schema: T | undefined, input: unknown, where: "path" | "query" | "body"): z.infer<T> {
   if (!schema) return input as z.infer<T>;
   const result = schema.safeParse(input);
   if (result.success) return result.data;

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent } from "aws-lambda";
 import { describe, expect, it } from "vitest";
-import * as z from "zod";
+import * as z from "zod/mini";
 import { ConflictError } from "#shared/domain/errors.ts";
 import { httpHandler } from "#shared/http/handler.ts";
 import { ok } from "#shared/http/responses.ts";

@@ -1,13 +1,13 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { connections } from "#shared/composition/connections.ts";
 import { httpHandler } from "#shared/http/handler.ts";
 import { page } from "#shared/http/responses.ts";
 import { nameSchema, paginationQuery } from "#shared/http/schemas.ts";
 
 const query = z.object({
-  profile_name: nameSchema.optional(),
-  domain: z.string().min(1).max(253).optional(),
-  query: z.string().min(1).max(255).optional(),
+  profile_name: z.optional(nameSchema),
+  domain: z.optional(z.string().check(z.minLength(1), z.maxLength(253))),
+  query: z.optional(z.string().check(z.minLength(1), z.maxLength(255))),
   ...paginationQuery,
 });
 

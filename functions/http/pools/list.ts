@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { pools } from "#shared/composition/pools.ts";
 import { httpHandler } from "#shared/http/handler.ts";
 import { page } from "#shared/http/responses.ts";

@@ -1,11 +1,11 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { profileArchives } from "#shared/composition/profile-archives.ts";
 import { streamingHttpHandler } from "#shared/http/handler.ts";
 import { idOrNameParams } from "#shared/http/schemas.ts";
 
 export const handler = streamingHttpHandler(
   profileArchives,
-  { params: idOrNameParams, query: z.object({ format: z.string().optional() }) },
+  { params: idOrNameParams, query: z.object({ format: z.optional(z.string()) }) },
   async (request, core) => {
     const download = await core.download(request.org, request.params.id_or_name, request.query.format);
     return {

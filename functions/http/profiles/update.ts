@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { profiles } from "#shared/composition/profiles.ts";
 import { httpHandler } from "#shared/http/handler.ts";
 import { ok } from "#shared/http/responses.ts";
