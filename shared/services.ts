@@ -7,6 +7,7 @@ import { continuation } from "./composition/continuation.ts";
 import { healthChecks } from "./composition/health-checks.ts";
 import { poolFiller, pools } from "./composition/pools.ts";
 import { profileArchives } from "./composition/profile-archives.ts";
+import { profileImport } from "./composition/profile-import.ts";
 import { profiles } from "./composition/profiles.ts";
 import { connectionStore, tableClient } from "./composition/table.ts";
 
@@ -21,7 +22,7 @@ export const services = perConfig((config) => ({
   connectionStore: connectionStore(config),
   connections: { ...connections(config), ...connectionLifecycle(config) },
   workflow: { ...healthChecks(config), ...continuation(config) },
-  profiles: { ...profiles(config), ...profileArchives(config) },
+  profiles: { ...profiles(config), ...profileArchives(config), ...profileImport(config) },
   pools: pools(config),
   poolFiller: poolFiller(config),
   apiKeys: apiKeys(config),

@@ -1,8 +1,7 @@
 import { pipeline, type Readable } from "node:stream";
 import { openDownload, parseDownloadFormat, type Download } from "../archive/download.ts";
-import { validateUpload } from "../archive/validate.ts";
 import { ConflictError, NotFoundError } from "./errors.ts";
-import { toProfileResource, type ArchiveBlobStore, type ProfileStore } from "./profile.ts";
+import type { ArchiveBlobStore, ProfileStore } from "./profile.ts";
 import { resolveProfile } from "./profiles.ts";
 
 export interface ProfileArchivesDeps {
@@ -12,11 +11,10 @@ export interface ProfileArchivesDeps {
 }
 
 /**
- * What touches a profile's saved archive: importing, downloading, and deleting the profile with it.
- * Apart from profilesCore so only these routes carry the archive store and the tar and zstd code.
+ * Downloading a profile's saved archive, and deleting the profile with it. Apart from profilesCore
+ * so only these routes carry the archive store; importing (with its tar reader) is profile-import.ts.
  */
 export function profileArchivesCore(deps: ProfileArchivesDeps) {
-  const now = () => (deps.now ?? (() => new Date()))().toISOString();
   const resolve = (org: string, idOrName: string) => resolveProfile(deps.profiles, org, idOrName);
 
   return {
@@ -28,26 +26,6 @@ export function profileArchivesCore(deps: ProfileArchivesDeps) {
         throw new ConflictError(`profile '${profile.name}' is used by auth connections: delete them first`);
       }
       if (profile.archive) await deps.archives.remove(org, profile.id, profile.archive.kind);
-    },
-
-    /** Validates the upload completely before it replaces anything, so a bad one changes nothing. */
-    async importArchive(org: string, idOrName: string, contentType: string | undefined, body: Buffer) {
-      const profile = await resolve(org, idOrName);
-      const upload = await validateUpload(contentType, body);
-      await deps.archives.put(org, profile.id, upload.kind, upload.storedBytes);
-      const updated = await deps.profiles.setArchive(org, profile.id, {
-        kind: upload.kind,
-        size: upload.storedBytes.length,
-        saved_at: now(),
-      });
-      if (!updated) {
-        await deps.archives.remove(org, profile.id, upload.kind);
-        throw new NotFoundError(`profile '${idOrName}' not found`);
-      }
-      if (profile.archive && profile.archive.kind !== upload.kind) {
-        await deps.archives.remove(org, profile.id, profile.archive.kind);
-      }
-      return toProfileResource(updated);
     },
 
     async download(org: string, idOrName: string, format: string | undefined): Promise<Download & { body: Readable }> {
