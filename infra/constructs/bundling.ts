@@ -17,9 +17,9 @@ export const lambdaBundle = {
   banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
   /**
    * Bundled, though the Node 22 runtime ships AWS SDK v3: measured with bench/bundles.ts (figures in
-   * the README's deploy section), a fresh process imports a route about twice as fast with the SDK
-   * bundled (median over routes 155 ms against 345 ms) although the file grows from about 215 KB to
-   * 715 KB, and the deployed SDK is then the version the tests ran against.
+   * the README's deploy section), a fresh process imports a route about 1.4x as fast with the SDK
+   * bundled (median over routes 94 ms against 135 ms) although a table-only route grows from about
+   * 50 KB to 390 KB, and the deployed SDK is then the version the tests ran against.
    */
   bundleAwsSdk: true,
 } as const;
