@@ -1,0 +1,146 @@
+import type { StorageState } from "../archive/storage-state.ts";
+
+/**
+ * The contract between the login engine (shared/login) and the flows that drive it (the workflow
+ * tasks and routes). The engine is pure with respect to storage: every call takes the state the
+ * previous call returned, so each step can run in a different Lambda.
+ */
+
+/** Where a login may go: the connection's domain, its allowed domains, and the known SSO hosts. */
+export interface LoginTarget {
+  domain: string;
+  loginUrl: string | null;
+  allowedDomains: string[];
+}
+
+export const discoveredFieldTypes = ["text", "email", "password", "tel", "number", "url", "code", "totp"] as const;
+export const canonicalFieldTypes = ["identifier", "password", "code", "totp_code", "totp_secret", "text"] as const;
+export const choiceTypes = ["mfa_method", "sso_provider", "sign_in_method", "auth_method", "identifier_method", "account", "other"] as const;
+export const mfaTypes = ["sms", "call", "email", "totp", "push", "password", "switch"] as const;
+export const flowErrorCodes = [
+  "credentials_invalid",
+  "bot_detected",
+  "captcha_blocked",
+  "unsupported_auth_method",
+  "site_unreachable",
+  "login_form_not_found",
+  "flow_expired",
+  "internal_error",
+] as const;
+
+export type MfaType = (typeof mfaTypes)[number];
+export type FlowErrorCode = (typeof flowErrorCodes)[number];
+
+export interface DiscoveredField {
+  name: string;
+  label: string;
+  selector: string;
+  type: (typeof discoveredFieldTypes)[number];
+  placeholder?: string;
+  required?: boolean;
+  hint?: string;
+  linked_mfa_type?: MfaType | null;
+}
+
+export interface CanonicalField {
+  /** Stable id for `field_values` in a submit. */
+  id: string;
+  /** The name a durable value is stored under in a credential (`identifier`, `password`, ...). */
+  ref: string;
+  type: (typeof canonicalFieldTypes)[number];
+  label?: string;
+  observed_selector?: string | null;
+  required?: boolean;
+}
+
+export interface Choice {
+  id: string;
+  label: string;
+  type: (typeof choiceTypes)[number];
+  description?: string | null;
+  observed_selector?: string | null;
+}
+
+export interface MfaOption {
+  label: string;
+  type: MfaType;
+  description?: string | null;
+  target?: string | null;
+}
+
+export interface SignInOption {
+  id: string;
+  label: string;
+  description?: string | null;
+}
+
+export interface PendingSsoButton {
+  label: string;
+  provider: string;
+  selector: string;
+}
+
+/** What the page asks for, in the resource's wire shapes. */
+export interface FlowPrompt {
+  discovered_fields: DiscoveredField[];
+  fields: CanonicalField[];
+  choices: Choice[];
+  mfa_options: MfaOption[];
+  sign_in_options: SignInOption[];
+  pending_sso_buttons: PendingSsoButton[];
+  external_action_message: string | null;
+}
+
+/** The submit body of `POST /auth/connections/{id}/submit`; the flow passes it on unchanged. */
+export interface Submission {
+  field_values?: Record<string, string>;
+  fields?: Record<string, string>;
+  selected_choice_id?: string;
+  mfa_option_id?: string;
+  sign_in_option_id?: string;
+  sso_button_selector?: string;
+  sso_provider?: string;
+}
+
+/**
+ * One human or machine step a successful login needed, so `can_reauth` can say whether a stored
+ * credential can replay it: `sms_code`, `email_code`, `push` and `external` need a human.
+ */
+export type LoginRequirement = "identifier" | "password" | "totp_code" | "sms_code" | "email_code" | "push" | "external" | "choice" | "text";
+
+/** Opaque, JSON-serialisable engine state (cookie jar, current form, hidden fields, counters). */
+export type EngineState = Record<string, unknown>;
+
+export type StepOutcome =
+  | {
+      kind: "input";
+      state: EngineState;
+      prompt: FlowPrompt;
+      /** The site's own error text (e.g. "Incorrect password") when it rejected the last step. */
+      websiteError: string | null;
+    }
+  | {
+      kind: "success";
+      /** The session: cookies of every host the flow visited, and local storage the pages set. */
+      session: StorageState;
+      postLoginUrl: string;
+      requirements: LoginRequirement[];
+      /** Durable values entered during the flow, by credential ref (never one-time codes). */
+      durableValues: Record<string, string>;
+      ssoProvider: string | null;
+    }
+  | { kind: "failure"; errorCode: FlowErrorCode; message: string };
+
+export type ProbeOutcome =
+  | { state: "logged_in" }
+  | { state: "logged_out"; reason: string }
+  /** The site could not be asked (network, 5xx): the session's state is unknown, not lost. */
+  | { state: "unreachable"; reason: string };
+
+export interface LoginEngine {
+  /** Finds the login page (login_url, or discovered from the domain's home page) and its first form. */
+  start(target: LoginTarget): Promise<StepOutcome>;
+  submit(target: LoginTarget, state: EngineState, submission: Submission): Promise<StepOutcome>;
+  /** Asks the site, with the saved session, whether it is still logged in. */
+  probe(target: LoginTarget, session: StorageState, postLoginUrl: string): Promise<ProbeOutcome>;
+}
