@@ -17,7 +17,15 @@ export interface Route {
   grants: readonly Grant[];
 }
 
-export type Grant = "table:read" | "table:write" | "archives:read" | "archives:write" | "workflow:start" | "workflow:stop";
+export type Grant =
+  | "table:read"
+  | "table:write"
+  | "archives:read"
+  | "archives:write"
+  | "workflow:start"
+  | "workflow:stop"
+  /** SendTaskSuccess/Failure: resuming a login flow that waits for the user's input. */
+  | "workflow:signal";
 
 /** Request and response bodies of these types travel base64-encoded through API Gateway. */
 export const binaryMediaTypes = ["application/zstd", "application/x-tar", "application/octet-stream"] as const;

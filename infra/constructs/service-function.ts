@@ -111,6 +111,9 @@ export class ServiceFunction extends Construct {
         this.role.addToPolicy(new PolicyStatement({ actions: ["states:StopExecution"], resources: [executionsArn] }));
         acknowledgeWildcard(this.role, executionsArn, "Executions are named per connection at run time; the pattern covers this state machine's executions only.");
         return;
+      case "workflow:signal":
+        this.role.addToPolicy(new PolicyStatement({ actions: ["states:SendTaskSuccess", "states:SendTaskFailure"], resources: [stateMachineArn] }));
+        return;
       default: {
         const unknown: never = grant;
         throw new Error(`no IAM mapping for grant ${String(unknown)}`);
