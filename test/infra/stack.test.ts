@@ -21,6 +21,7 @@ const grantActions: Record<Grant, { witness: string; allowed: RegExp }> = {
   "archives:write": { witness: "s3:PutObject", allowed: /^s3:(PutObject|DeleteObject)$/ },
   "workflow:start": { witness: "states:StartExecution", allowed: /^states:StartExecution$/ },
   "workflow:stop": { witness: "states:StopExecution", allowed: /^states:StopExecution$/ },
+  "workflow:signal": { witness: "states:SendTaskSuccess", allowed: /^states:SendTask(Success|Failure)$/ },
 };
 
 /** Every function the stack deploys, with the handler file and grants it must be built from. */
