@@ -29,6 +29,10 @@ const configSchema = z.object({
   BROWSER_DATA_DIR: z.optional(z.string().check(z.minLength(1))),
   /** Local mode: a Chromium to run instead of the one `@sparticuz/chromium` ships. */
   BROWSER_EXECUTABLE: z.optional(z.string().check(z.minLength(1))),
+  /** Local mode: the file holding the key the secret box encrypts with (made on first use, mode 0600). */
+  SECRETS_KEY_FILE: z.optional(z.string().check(z.minLength(1))),
+  /** AWS mode: the KMS key (id or ARN) whose data keys the secret box encrypts with. */
+  KMS_KEY_ID: z.optional(z.string().check(z.minLength(1))),
   LOG_LEVEL: z._default(z.enum(["debug", "info", "warn", "error"]), "info"),
 });
 

@@ -66,6 +66,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Kept under the data dir so a restarted stack finds, and ends, the browsers a crash left.
     const browserDir = options.dataDir ? join(options.dataDir, "browsers") : mkdtempSync(join(tmpdir(), "acs-browsers-"));
     if (!options.dataDir) standIns.unshift({ stop: async () => rmSync(browserDir, { recursive: true, force: true }) });
+    // Kept with the data: a new key would leave the stored credentials unreadable.
+    const secretsDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "acs-secrets-"));
+    if (!options.dataDir) standIns.unshift({ stop: async () => rmSync(secretsDir, { recursive: true, force: true }) });
     const tableName = options.tableName ?? "auth-connections";
     const bucketName = options.bucketName ?? "auth-connection-profiles";
     await ensureTable(dynamo.endpoint, tableName);
@@ -79,6 +82,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       S3_ENDPOINT: s3.endpoint,
       AWS_REGION: process.env.AWS_REGION ?? "us-east-1",
       BROWSER_DATA_DIR: browserDir,
+      SECRETS_KEY_FILE: join(secretsDir, "secrets.key"),
       ...(options.workflow?.timeScale ? { LOCAL_TIME_SCALE: String(options.workflow.timeScale) } : {}),
       ...(options.workflow?.maxIterations ? { WORKFLOW_MAX_ITERATIONS: String(options.workflow.maxIterations) } : {}),
     });

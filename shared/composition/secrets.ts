@@ -1,0 +1,14 @@
+import { KMSClient } from "@aws-sdk/client-kms";
+import { kmsDataKeys, kmsEnvelopeBox } from "../secrets/kms-envelope.ts";
+import { localKeyFileBox } from "../secrets/local-key-file.ts";
+import { perConfig } from "./config.ts";
+
+/** A key file in local mode (the local stack sets SECRETS_KEY_FILE); a KMS envelope under KMS_KEY_ID in AWS. */
+export const secretBox = perConfig((config) => {
+  if (config.DEPLOYMENT_MODE === "local") {
+    if (!config.SECRETS_KEY_FILE) throw new Error("invalid configuration: SECRETS_KEY_FILE is required in local mode");
+    return localKeyFileBox(config.SECRETS_KEY_FILE);
+  }
+  if (!config.KMS_KEY_ID) throw new Error("invalid configuration: KMS_KEY_ID is required in aws mode (the stack sets it)");
+  return kmsEnvelopeBox(kmsDataKeys(new KMSClient({ region: config.AWS_REGION }), config.KMS_KEY_ID));
+});
