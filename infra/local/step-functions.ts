@@ -52,21 +52,37 @@ export async function startLocalStepFunctions(options: { stateMachineArn: string
     Object.values(workflowTasks).map((task) => [task.placeholder, localFunctionArn(task.functionName)]),
   );
   const machine = new StateMachine(substitutedDefinition(placeholders) as unknown as ConstructorParameters<typeof StateMachine>[0]);
+  const executions = new Map<string, Execution>();
+  const taskTokens = new Map<string, { resolve(value: unknown): void; reject(error: Error): void }>();
+
+  function awaitTaskToken(): { token: string; result: Promise<unknown> } {
+    const token = randomUUID();
+    const result = new Promise<unknown>((resolveTask, rejectTask) => taskTokens.set(token, { resolve: resolveTask, reject: rejectTask }));
+    return { token, result };
+  }
+
   const taskHandlers = Object.fromEntries(
     await Promise.all(
       (Object.keys(workflowTasks) as WorkflowTaskState[]).map(async (state) => {
-        const module = (await import(pathToFileURL(resolve(repoRoot, workflowTasks[state].handler)).href)) as {
+        const task: { handler: string; waitsForTaskToken?: boolean } = workflowTasks[state];
+        const module = (await import(pathToFileURL(resolve(repoRoot, task.handler)).href)) as {
           handler: (payload: unknown) => Promise<unknown>;
         };
-        // `lambda:invoke` hands the function `Payload` and answers `{Payload: result}`.
-        const invoke = async (input: JSONValue) => ({ Payload: (await module.handler((input as { Payload: unknown }).Payload)) as JSONValue });
+        const payloadOf = (input: JSONValue) => (input as { Payload: Record<string, unknown> }).Payload;
+        // `lambda:invoke` hands the function `Payload` and answers `{Payload: result}`; with
+        // `.waitForTaskToken` the state's result is what SendTaskSuccess sends, whenever it comes.
+        const invoke = task.waitsForTaskToken
+          ? async (input: JSONValue) => {
+              const { token, result } = awaitTaskToken();
+              await module.handler({ ...payloadOf(input), task_token: token });
+              return (await result) as JSONValue;
+            }
+          : async (input: JSONValue) => ({ Payload: (await module.handler(payloadOf(input))) as JSONValue });
         return [state, invoke] as const;
       }),
     ),
   );
   const retryIntervals = Object.fromEntries(Object.keys(workflowTasks).map((state) => [state, 5000 * options.timeScale]));
-  const executions = new Map<string, Execution>();
-  const taskTokens = new Map<string, { resolve(value: unknown): void; reject(error: Error): void }>();
 
   function executionArnFor(name: string): string {
     return `${options.stateMachineArn.replace(":stateMachine:", ":execution:")}:${name}`;
@@ -104,6 +120,8 @@ export async function startLocalStepFunctions(options: { stateMachineArn: string
       overrides: { taskResourceLocalHandlers: taskHandlers, retryIntervalOverrides: retryIntervals },
       context: {
         Execution: { Id: executionArn, Name: name, Input: JSON.parse(input), StartTime: startDate.toISOString() },
+        // Replaced per waiting task by a registered token (see invoke); `$$.Task.Token` must resolve.
+        Task: { Token: "assigned-when-the-task-starts" },
         StateMachine: { Id: options.stateMachineArn, Name: options.stateMachineArn.split(":").pop() },
       },
       noThrowOnAbort: true,
@@ -197,11 +215,7 @@ export async function startLocalStepFunctions(options: { stateMachineArn: string
 
   return {
     endpoint: `http://127.0.0.1:${port}`,
-    awaitTaskToken() {
-      const token = randomUUID();
-      const result = new Promise<unknown>((resolveTask, rejectTask) => taskTokens.set(token, { resolve: resolveTask, reject: rejectTask }));
-      return { token, result };
-    },
+    awaitTaskToken,
     async stop() {
       for (const execution of executions.values()) {
         if (execution.status === "RUNNING") {

@@ -34,7 +34,7 @@ export async function validateUpload(contentType: string | undefined, body: Buff
   return { kind: "tar.zst", storedBytes: body, storageState: await readZstdStorageState(body) };
 }
 
-async function readZstdStorageState(body: Buffer): Promise<StorageState> {
+export async function readZstdStorageState(body: Buffer): Promise<StorageState> {
   const frameProblem = zstdFrameProblem(body);
   if (frameProblem) throw new InvalidArchiveError(`not a valid zstd archive: ${frameProblem}`);
   // The decoder streams, so even a large archive is checked whole with bounded memory.
@@ -48,7 +48,7 @@ async function readZstdStorageState(body: Buffer): Promise<StorageState> {
   }
 }
 
-async function readStorageState(tar: Readable): Promise<StorageState> {
+export async function readStorageState(tar: Readable): Promise<StorageState> {
   const entry = await readTarEntry(tar, storageStateEntry);
   if (entry === undefined) throw new InvalidArchiveError(`the archive holds no ${storageStateEntry}`);
   return parseStorageState(entry, storageStateEntry);

@@ -1,7 +1,15 @@
 import { healthCheckCore } from "../domain/connection-workflow.ts";
 import { perConfig, workflowTiming } from "./config.ts";
+import { loginEngine } from "./login-engine.ts";
+import { profileSessions } from "./profile-sessions.ts";
 import { connectionStore } from "./table.ts";
 
 export const healthChecks = perConfig((config) =>
-  healthCheckCore({ connections: connectionStore(config), timing: workflowTiming(config), timelineRetentionDays: config.TIMELINE_RETENTION_DAYS }),
+  healthCheckCore({
+    connections: connectionStore(config),
+    engine: loginEngine(config),
+    sessions: profileSessions(config),
+    timing: workflowTiming(config),
+    timelineRetentionDays: config.TIMELINE_RETENTION_DAYS,
+  }),
 );

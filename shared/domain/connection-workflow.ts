@@ -1,6 +1,11 @@
 import { newId } from "../ids.ts";
+import { log } from "../log.ts";
+import { totpCode } from "../login/totp.ts";
+import type { FlowPrompt, LoginEngine, StepOutcome, Submission } from "../login/types.ts";
 import type { WorkflowState } from "../workflow/definition.ts";
 import type { Connection, ConnectionStore } from "./connection.ts";
+import { loginOutcomes, loginTarget, type LoginOutcomeDeps } from "./login-flows.ts";
+import type { ProfileSessions } from "./profile-sessions.ts";
 import { executionName, nextCheckAt, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
 export interface HealthCheckTaskInput {
@@ -13,7 +18,7 @@ export interface HealthCheckTaskInput {
 }
 
 /** The task's answer: the next loop state, and which way the workflow goes. */
-export type HealthCheckTaskOutput = WorkflowState & { next: "wait" | "continue_as_new" | "end" };
+export type HealthCheckTaskOutput = WorkflowState & { next: "wait" | "reauth" | "continue_as_new" | "end" };
 
 export interface ContinueAsNewTaskInput {
   org: string;
@@ -25,6 +30,8 @@ export interface ContinueAsNewTaskInput {
 
 export interface HealthCheckDeps {
   connections: ConnectionStore;
+  engine: Pick<LoginEngine, "probe">;
+  sessions: Pick<ProfileSessions, "load">;
   timing: WorkflowTiming;
   timelineRetentionDays: number;
   now?: () => Date;
@@ -38,56 +45,145 @@ export interface ContinuationDeps {
   now?: () => Date;
 }
 
+export interface ReauthDeps extends LoginOutcomeDeps {
+  engine: Pick<LoginEngine, "start" | "submit">;
+  answer: AnswerPrompt;
+  timing: WorkflowTiming;
+}
+
+/** Fills a prompt from a stored credential without a human (shared/login/auto-answer.ts). */
+export type AnswerPrompt = (
+  prompt: FlowPrompt,
+  credential: { values: Record<string, string>; totpCode: (() => string) | null },
+) => { submission: Submission } | { blocked: string };
+
 const dayMs = 24 * 60 * 60 * 1000;
+
+/** A login of more steps than this is not one a stored credential should keep answering. */
+const maxReauthSteps = 8;
+
+/** Where the loop goes after a check (or re-auth) of `connection`. */
+function loopNext(
+  input: HealthCheckTaskInput,
+  connection: Connection,
+  now: Date,
+  timing: WorkflowTiming,
+): Pick<HealthCheckTaskOutput, "next_check_at" | "next"> & { iteration: number } {
+  const iteration = input.iteration + 1;
+  const age = now.getTime() - Date.parse(input.execution_started_at);
+  const due = iteration >= timing.maxIterations || age >= timing.maxAgeDays * dayMs;
+  return { iteration, next_check_at: nextCheckAt(now, connection.health_check_interval, timing), next: due ? "continue_as_new" : "wait" };
+}
+
+type Check = { status: Connection["status"]; reauth: boolean; error?: { code: string; message: string } };
 
 /** The workflow's HealthCheck task state (functions/workflow/health-check.ts). */
 export function healthCheckCore(deps: HealthCheckDeps) {
   const clock = deps.now ?? (() => new Date());
 
-  /**
-   * Until a login has succeeded there is no session to probe: the check says so and records
-   * NEEDS_AUTH, rather than inventing a result.
-   */
-  function checkSession(connection: Connection): { status: Connection["status"]; error_code?: string; error_message?: string } {
-    if (connection.last_auth_at === null) {
-      return { status: "NEEDS_AUTH", error_code: "no_session", error_message: "no successful login yet: there is no session to check" };
+  /** Asks the site, with the profile's saved session, whether the connection is still logged in. */
+  async function checkSession(connection: Connection): Promise<Check> {
+    if (connection.last_auth_at === null || !connection.post_login_url) {
+      return { status: "NEEDS_AUTH", reauth: false, error: { code: "no_session", message: "no successful login yet: there is no session to check" } };
     }
-    return { status: connection.status };
+    const session = await deps.sessions.load(connection.org, connection.profile_id);
+    const probe = session
+      ? await deps.engine.probe(loginTarget(connection), session, connection.post_login_url)
+      : { state: "logged_out" as const, reason: "the profile holds no saved session" };
+    if (probe.state === "logged_in") return { status: "AUTHENTICATED", reauth: false };
+    if (probe.state === "unreachable") return { status: connection.status, reauth: false, error: { code: "site_unreachable", message: probe.reason } };
+    return { status: "NEEDS_AUTH", reauth: connection.auto_reauth && connection.can_reauth, error: { code: "logged_out", message: probe.reason } };
   }
 
   return {
     async healthCheck(input: HealthCheckTaskInput): Promise<HealthCheckTaskOutput> {
       const now = clock();
-      const loop = { org: input.org, connection_id: input.connection_id, generation: input.generation, iteration: input.iteration + 1 };
-      const ended: HealthCheckTaskOutput = { ...loop, next_check_at: now.toISOString(), next: "end" };
+      const loop = { org: input.org, connection_id: input.connection_id, generation: input.generation };
+      const ended: HealthCheckTaskOutput = { ...loop, iteration: input.iteration + 1, next_check_at: now.toISOString(), next: "end" };
       const connection = await deps.connections.get(input.org, input.connection_id);
       if (!connection || connection.execution_arn !== input.execution_id) return ended;
-      if (connection.health_checks) {
-        const checkedAt = now.toISOString();
-        const outcome = checkSession(connection);
-        const recorded = await deps.connections.recordHealthCheck(input.org, input.connection_id, input.execution_id, {
-          status: outcome.status,
-          checkedAt,
-          eventExpiresAt: Math.floor((now.getTime() + deps.timelineRetentionDays * dayMs) / 1000),
+      const next = loopNext(input, connection, now, deps.timing);
+      if (!connection.health_checks) return { ...loop, ...next };
+      const checkedAt = clock().toISOString();
+      const outcome = await checkSession(connection);
+      const recorded = await deps.connections.guardedUpdate(
+        input.org,
+        input.connection_id,
+        { executionArn: input.execution_id },
+        { last_auth_check_at: checkedAt, status: outcome.status },
+        {
           event: {
             id: newId("ev"),
             type: "health_check",
             status: outcome.status,
             timestamp: checkedAt,
             previous_status: connection.status,
-            ...(outcome.error_code ? { error_code: outcome.error_code } : {}),
-            ...(outcome.error_message ? { error_message: outcome.error_message } : {}),
+            ...(outcome.error ? { error_code: outcome.error.code, error_message: outcome.error.message } : {}),
           },
-        });
-        if (!recorded) return ended;
+          expiresAt: Math.floor((now.getTime() + deps.timelineRetentionDays * dayMs) / 1000),
+        },
+      );
+      if (!recorded) return ended;
+      return { ...loop, ...next, ...(outcome.reauth ? { next: "reauth" as const } : {}) };
+    },
+  };
+}
+
+/**
+ * The workflow's Reauth task state: logs in again with the linked credential, answering every step
+ * without a human; a step that needs one (an SMS code) leaves the connection NEEDS_AUTH and says why.
+ */
+export function reauthCore(deps: ReauthDeps) {
+  const clock = deps.now ?? (() => new Date());
+  const outcomes = loginOutcomes(deps);
+
+  async function replay(connection: Connection): Promise<Exclude<StepOutcome, { kind: "input" }> | { kind: "blocked"; reason: string }> {
+    const name = connection.credential?.name;
+    const credential = name ? await deps.credentials.forLogin(connection.org, name) : undefined;
+    if (!credential) return { kind: "blocked", reason: "no_credential" };
+    const totpSecret = credential.totpSecret;
+    const answers = { values: credential.values, totpCode: totpSecret ? () => totpCode(totpSecret) : null };
+    const target = loginTarget(connection);
+    let outcome = await deps.engine.start(target);
+    for (let step = 0; outcome.kind === "input" && step < maxReauthSteps; step++) {
+      const answer = deps.answer(outcome.prompt, answers);
+      if ("blocked" in answer) return { kind: "blocked", reason: answer.blocked };
+      outcome = await deps.engine.submit(target, outcome.state, answer.submission);
+    }
+    if (outcome.kind !== "input") return outcome;
+    return { kind: "failure", errorCode: "unsupported_auth_method", message: `the login did not finish within ${maxReauthSteps} steps` };
+  }
+
+  return {
+    async reauth(input: HealthCheckTaskInput & { next_check_at: string }): Promise<HealthCheckTaskOutput> {
+      const loop = { org: input.org, connection_id: input.connection_id, generation: input.generation };
+      const found = await deps.connections.get(input.org, input.connection_id);
+      if (!found || found.execution_arn !== input.execution_id) return { ...loop, iteration: input.iteration, next_check_at: input.next_check_at, next: "end" };
+      const guard = { executionArn: input.execution_id };
+      const connection = { ...found, flow_type: "REAUTH" as const };
+      const outcome = await replay(connection).catch((error: unknown) => {
+        log.error("re-auth failed", { connectionId: connection.id, error: error instanceof Error ? error.name : "unknown" });
+        return { kind: "failure" as const, errorCode: "internal_error" as const, message: "the login engine failed unexpectedly" };
+      });
+      const reauthFlow = { flow_type: "REAUTH" as const, flow_id: null, flow_started_at: clock().toISOString(), flow_expires_at: null };
+      let written: Connection | undefined;
+      if (outcome.kind === "success") {
+        written = await outcomes.succeed(connection, guard, outcome, reauthFlow);
+      } else {
+        const blocked = outcome.kind === "blocked";
+        written = await outcomes.fail(
+          connection,
+          guard,
+          {
+            status: "FAILED",
+            code: blocked ? "unsupported_auth_method" : outcome.errorCode,
+            message: blocked ? `re-authentication needs a human: ${outcome.reason}` : outcome.message,
+          },
+          { ...reauthFlow, status: "NEEDS_AUTH", ...(blocked ? { can_reauth: false, can_reauth_reason: outcome.reason } : {}) },
+        );
       }
-      const age = now.getTime() - Date.parse(input.execution_started_at);
-      const due = loop.iteration >= deps.timing.maxIterations || age >= deps.timing.maxAgeDays * dayMs;
-      return {
-        ...loop,
-        next_check_at: nextCheckAt(now, connection.health_check_interval, deps.timing),
-        next: due ? "continue_as_new" : "wait",
-      };
+      // The loop goes on from the check's schedule: the re-auth does not count as an iteration.
+      return { ...loop, iteration: input.iteration, next_check_at: input.next_check_at, next: written ? "wait" : "end" };
     },
   };
 }

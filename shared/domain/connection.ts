@@ -64,7 +64,23 @@ export interface FlowState {
   browser_session_id: string | null;
 }
 
-export interface Connection extends ConnectionSettings, FlowState {
+/**
+ * The running flow's bookkeeping, never part of the resource. Engine state and submitted values
+ * are sealed with the secret box: they hold session cookies and what the user typed.
+ */
+export interface FlowInternals {
+  flow_id?: string | null;
+  flow_started_at?: string | null;
+  flow_execution_arn?: string | null;
+  /** The `.waitForTaskToken` token of the step waiting for input; submit answers it. */
+  flow_task_token?: string | null;
+  flow_engine_state?: string | null;
+  flow_submission?: string | null;
+  /** What the last successful login needed, so re-auth knows whether a credential can replay it. */
+  login_requirements?: string[] | null;
+}
+
+export interface Connection extends ConnectionSettings, FlowState, FlowInternals {
   id: string;
   org: string;
   profile_id: string;
@@ -94,14 +110,6 @@ export interface TimelineEvent {
   previous_status?: string;
   error_code?: string;
   error_message?: string;
-}
-
-export interface HealthCheckRecord {
-  status: Connection["status"];
-  checkedAt: string;
-  event: TimelineEvent;
-  /** Epoch seconds after which DynamoDB's TTL removes the event. */
-  eventExpiresAt: number;
 }
 
 export const defaultSettings: ConnectionSettings = {
@@ -200,6 +208,19 @@ export type InsertOutcome =
   | { outcome: "duplicate"; existingId: string }
   | { outcome: "profileGone" };
 
+/** A timeline event and when DynamoDB's TTL may remove it (epoch seconds). */
+export interface TimelineRecord {
+  event: TimelineEvent;
+  expiresAt: number;
+}
+
+/** What must still hold for a flow or loop update to apply. */
+export type RecordGuard =
+  /** The flow is still the record's flow and in progress (and, when given, at that step). */
+  | { flowId: string; step?: FlowState["flow_step"] }
+  /** The execution is still the record's live health-check loop. */
+  | { executionArn: string };
+
 export interface ConnectionStore {
   /** Writes the connection and its (org, profile, domain) guard together, or neither. */
   insert(connection: Connection): Promise<InsertOutcome>;
@@ -215,8 +236,13 @@ export interface ConnectionStore {
   updateSettings(org: string, id: string, changes: Partial<ConnectionSettings>, now: string): Promise<Connection | undefined>;
   /** Points the record at a new execution, only if it still points at `expectedArn`. */
   swapExecution(org: string, id: string, expectedArn: string, next: { arn: string; generation: number }): Promise<boolean>;
-  /** Writes the outcome and its timeline event together, only while `executionArn` is the record's. */
-  recordHealthCheck(org: string, id: string, executionArn: string, record: HealthCheckRecord): Promise<boolean>;
+  /**
+   * Starts a flow unless one is live (in progress and not past `flow_expires_at`): `started` false
+   * returns the record with the live flow. Undefined when the connection does not exist.
+   */
+  beginFlow(org: string, id: string, flow: Partial<Connection>, now: string): Promise<{ started: boolean; connection: Connection } | undefined>;
+  /** Applies `changes` (and writes `timeline`, atomically) only while `guard` holds; undefined when it did not. */
+  guardedUpdate(org: string, id: string, guard: RecordGuard, changes: Partial<Connection>, timeline?: TimelineRecord): Promise<Connection | undefined>;
   timeline(request: {
     org: string;
     id: string;

@@ -228,6 +228,7 @@ export function connectionLifecycleCore(deps: ConnectionLifecycleDeps) {
       // execution that continued into a new one meanwhile is stopped on the next round.
       for (let round = 1; round <= maxStopRounds; round++) {
         const connection = await existing(deps.connections, org, id);
+        await cancelFlow(connection);
         if (connection.execution_arn) await deps.workflow.stop(connection.execution_arn);
         const outcome = await deps.connections.remove(org, id, connection.execution_arn);
         if (outcome === "removed") return;
@@ -236,6 +237,20 @@ export function connectionLifecycleCore(deps: ConnectionLifecycleDeps) {
       throw new ServiceUnavailableError(`auth connection '${id}' kept changing while it was being deleted; retry`);
     },
   };
+
+  /** A login in progress ends CANCELED (what an events stream sees last) and its execution stops. */
+  async function cancelFlow(connection: Connection): Promise<void> {
+    if (connection.flow_status === "IN_PROGRESS" && connection.flow_id) {
+      await deps.connections.guardedUpdate(connection.org, connection.id, { flowId: connection.flow_id }, {
+        flow_status: "CANCELED",
+        flow_step: "COMPLETED",
+        flow_engine_state: null,
+        flow_submission: null,
+        flow_task_token: null,
+      });
+      if (connection.flow_execution_arn) await deps.workflow.stop(connection.flow_execution_arn);
+    }
+  }
 
   /**
    * Starts the new connection's execution. If the connection was deleted before the execution

@@ -1,9 +1,9 @@
-import type { WorkflowState } from "../workflow/definition.ts";
+import type { FlowExecutionInput, WorkflowState } from "../workflow/definition.ts";
 
 /** Starts and stops the per-connection executions (Step Functions in AWS and locally). */
 export interface WorkflowEngine {
   executionArn(name: string): string;
-  start(name: string, input: WorkflowState): Promise<string>;
+  start(name: string, input: WorkflowState | FlowExecutionInput): Promise<string>;
   /** Succeeds when the execution is stopped or was not running. */
   stop(executionArn: string): Promise<void>;
 }

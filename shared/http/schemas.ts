@@ -79,3 +79,24 @@ export const updateConnectionBody = z.object({
   proxy: z.optional(z.nullable(proxySchema)),
   ...connectionSettingsBody,
 });
+
+/** The login body: the overrides a browser engine would use; the HTTP engine accepts and ignores them. */
+export const loginBody = z.object({
+  proxy: z.optional(proxySchema),
+  record_session: z.optional(z.boolean()),
+  browser_telemetry: z.optional(z.nullable(browserTelemetrySchema)),
+});
+
+const submittedValue = z.string().check(z.maxLength(4096, "must be at most 4096 characters"));
+const valueMap = z.record(z.string().check(z.minLength(1), z.maxLength(255)), submittedValue);
+const selector = z.optional(z.string().check(z.minLength(1), z.maxLength(1024)));
+
+export const submitBody = z.object({
+  field_values: z.optional(valueMap),
+  fields: z.optional(valueMap),
+  selected_choice_id: selector,
+  mfa_option_id: selector,
+  sign_in_option_id: selector,
+  sso_button_selector: selector,
+  sso_provider: selector,
+});

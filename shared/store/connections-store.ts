@@ -1,5 +1,14 @@
 import { BatchWriteCommand, GetCommand, ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import type { Connection, ConnectionListScope, ConnectionStore, InsertOutcome, Page, TimelineEvent } from "../domain/connection.ts";
+import type {
+  Connection,
+  ConnectionListScope,
+  ConnectionStore,
+  InsertOutcome,
+  Page,
+  RecordGuard,
+  TimelineEvent,
+  TimelineRecord,
+} from "../domain/connection.ts";
 import { isConditionFailure, newestFirst, transact, withoutKeys } from "./dynamo.ts";
 import { indexKeys, keys, timelinePrefix } from "./keys.ts";
 import { tableDefinition } from "./table.ts";
@@ -49,6 +58,35 @@ export function insertConnectionItems(tableName: string, connection: Connection)
       },
     },
   ];
+}
+
+/** `SET` of every field given, with the version bump every change of the record makes. */
+function setExpression(changes: Record<string, unknown>, now: string) {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ":now": now, ":one": 1 };
+  const assignments = Object.entries(changes).map(([field, value], index) => {
+    names[`#f${index}`] = field;
+    values[`:v${index}`] = value;
+    return `#f${index} = :v${index}`;
+  });
+  return { UpdateExpression: `SET ${[...assignments, "updated_at = :now"].join(", ")} ADD version :one`, names, values };
+}
+
+function guardCondition(guard: RecordGuard) {
+  if ("executionArn" in guard) {
+    return { expression: "attribute_exists(pk) AND execution_arn = :guardArn", values: { ":guardArn": guard.executionArn } as Record<string, unknown> };
+  }
+  const values: Record<string, unknown> = { ":guardFlow": guard.flowId, ":inProgress": "IN_PROGRESS" };
+  let expression = "attribute_exists(pk) AND flow_id = :guardFlow AND flow_status = :inProgress";
+  if (guard.step) {
+    expression += " AND flow_step = :guardStep";
+    values[":guardStep"] = guard.step;
+  }
+  return { expression, values };
+}
+
+function timelineItem(org: string, id: string, record: TimelineRecord) {
+  return { ...keys.timelineEvent(org, id, record.event.timestamp, record.event.id), entity: "timeline_event", ...record.event, expires_at: record.expiresAt };
 }
 
 export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: string): ConnectionStore {
@@ -116,19 +154,13 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
     },
 
     async updateSettings(org, id, changes, now) {
-      const names: Record<string, string> = {};
-      const values: Record<string, unknown> = { ":now": now, ":one": 1 };
-      const assignments = Object.entries(changes).map(([field, value], index) => {
-        names[`#f${index}`] = field;
-        values[`:v${index}`] = value;
-        return `#f${index} = :v${index}`;
-      });
+      const { UpdateExpression, names, values } = setExpression(changes, now);
       try {
         const result = await db.send(
           new UpdateCommand({
             TableName: tableName,
             Key: keys.connection(org, id),
-            UpdateExpression: `SET ${assignments.join(", ")}, updated_at = :now ADD version :one`,
+            UpdateExpression,
             // Guard: never resurrect a deleted connection as a partial item.
             ConditionExpression: "attribute_exists(pk)",
             ExpressionAttributeNames: names,
@@ -183,35 +215,51 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
       }
     },
 
-    async recordHealthCheck(org, id, executionArn, record) {
-      // Guard: the outcome and its event land only while the connection exists and this execution
-      // is its live one, so nothing is written for a deleted connection or by a superseded execution.
-      const outcome = await transact(db, {
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName,
-              Key: keys.connection(org, id),
-              UpdateExpression: "SET last_auth_check_at = :checked, #status = :status, updated_at = :checked ADD version :one",
-              ConditionExpression: "attribute_exists(pk) AND execution_arn = :arn",
-              ExpressionAttributeNames: { "#status": "status" },
-              ExpressionAttributeValues: { ":checked": record.checkedAt, ":status": record.status, ":one": 1, ":arn": executionArn },
-            },
-          },
-          {
-            Put: {
-              TableName: tableName,
-              Item: {
-                ...keys.timelineEvent(org, id, record.event.timestamp, record.event.id),
-                entity: "timeline_event",
-                ...record.event,
-                expires_at: record.eventExpiresAt,
-              },
-            },
-          },
-        ],
-      });
-      return outcome.committed;
+    async beginFlow(org, id, flow, now) {
+      const { UpdateExpression, names, values } = setExpression(flow, now);
+      try {
+        const result = await db.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: keys.connection(org, id),
+            UpdateExpression,
+            // Guard: one live flow per connection, so concurrent logins start one flow and share it.
+            ConditionExpression: "attribute_exists(pk) AND (flow_status <> :inProgress OR attribute_type(flow_status, :null) OR flow_expires_at < :now)",
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: { ...values, ":inProgress": "IN_PROGRESS", ":null": "NULL" },
+            ReturnValues: "ALL_NEW",
+          }),
+        );
+        return { started: true, connection: withoutKeys<Connection>(result.Attributes ?? {}) };
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        const connection = await get(org, id);
+        return connection && { started: false, connection };
+      }
+    },
+
+    async guardedUpdate(org, id, guard, changes, timeline) {
+      const { UpdateExpression, names, values } = setExpression(changes, new Date().toISOString());
+      const condition = guardCondition(guard);
+      const update = {
+        TableName: tableName,
+        Key: keys.connection(org, id),
+        UpdateExpression,
+        ConditionExpression: condition.expression,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: { ...values, ...condition.values },
+      };
+      if (timeline) {
+        const outcome = await transact(db, { TransactItems: [{ Update: update }, { Put: { TableName: tableName, Item: timelineItem(org, id, timeline) } }] });
+        return outcome.committed ? get(org, id) : undefined;
+      }
+      try {
+        const result = await db.send(new UpdateCommand({ ...update, ReturnValues: "ALL_NEW" }));
+        return withoutKeys<Connection>(result.Attributes ?? {});
+      } catch (error) {
+        if (isConditionFailure(error)) return undefined;
+        throw error;
+      }
     },
 
     async timeline({ org, id, offset, limit, matches }) {

@@ -10,7 +10,7 @@ export const workflowTasks = {
     functionName: "HealthCheckTask",
     placeholder: "HealthCheckFunctionArn",
     handler: "functions/workflow/health-check.ts",
-    grants: ["table:read", "table:write"],
+    grants: ["table:read", "table:write", "archives:read"],
   },
   ContinueAsNew: {
     functionName: "ContinueAsNewTask",
@@ -18,7 +18,41 @@ export const workflowTasks = {
     handler: "functions/workflow/continue-as-new.ts",
     grants: ["table:read", "table:write", "workflow:start", "workflow:stop"],
   },
-} as const satisfies Record<string, { functionName: string; placeholder: string; handler: string; grants: readonly Grant[] }>;
+  Reauth: {
+    functionName: "ReauthTask",
+    placeholder: "ReauthFunctionArn",
+    handler: "functions/workflow/reauth.ts",
+    grants: ["table:read", "table:write", "archives:read", "archives:write", "secrets:use"],
+  },
+  LoginStep: {
+    functionName: "LoginStepTask",
+    placeholder: "LoginStepFunctionArn",
+    handler: "functions/workflow/login-step.ts",
+    grants: ["table:read", "table:write", "archives:read", "archives:write", "secrets:use"],
+  },
+  AwaitInput: {
+    functionName: "AwaitInputTask",
+    placeholder: "AwaitInputFunctionArn",
+    handler: "functions/workflow/await-input.ts",
+    grants: ["table:read", "table:write", "workflow:signal"],
+    waitsForTaskToken: true,
+  },
+  ExpireFlow: {
+    functionName: "ExpireFlowTask",
+    placeholder: "ExpireFlowFunctionArn",
+    handler: "functions/workflow/expire-flow.ts",
+    grants: ["table:read", "table:write"],
+  },
+} as const satisfies Record<string, WorkflowTask>;
+
+interface WorkflowTask {
+  functionName: string;
+  placeholder: string;
+  handler: string;
+  grants: readonly Grant[];
+  /** The state is `lambda:invoke.waitForTaskToken`: it ends when the token is answered, not when the function returns. */
+  waitsForTaskToken?: boolean;
+}
 
 export type WorkflowTaskState = keyof typeof workflowTasks;
 
@@ -47,4 +81,11 @@ export interface WorkflowState {
   generation: number;
   iteration: number;
   next_check_at: string;
+}
+
+/** The input of a login flow's execution (the `Start` state tells it from a health-check loop by `flow_id`). */
+export interface FlowExecutionInput {
+  org: string;
+  connection_id: string;
+  flow_id: string;
 }

@@ -1,6 +1,7 @@
-import { SFNClient, StartExecutionCommand, StopExecutionCommand } from "@aws-sdk/client-sfn";
+import { SendTaskSuccessCommand, SFNClient, StartExecutionCommand, StopExecutionCommand } from "@aws-sdk/client-sfn";
+import type { FlowSignal } from "../domain/login-flows.ts";
 import type { WorkflowEngine } from "../domain/workflow.ts";
-import type { WorkflowState } from "./definition.ts";
+import type { FlowExecutionInput, WorkflowState } from "./definition.ts";
 
 export function createSfnClient(settings: { region: string; endpoint?: string }): SFNClient {
   return new SFNClient({
@@ -21,7 +22,7 @@ export function sfnWorkflowEngine(sfn: SFNClient, stateMachineArn: string): Work
   return {
     executionArn: (name) => executionArn(stateMachineArn, name),
 
-    async start(name: string, input: WorkflowState) {
+    async start(name: string, input: WorkflowState | FlowExecutionInput) {
       const result = await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
       return result.executionArn ?? executionArn(stateMachineArn, name);
     },
@@ -32,6 +33,20 @@ export function sfnWorkflowEngine(sfn: SFNClient, stateMachineArn: string): Work
       } catch (error) {
         // Already gone (never started, finished or stopped): the goal, no execution running, holds.
         if ((error as { name?: string }).name !== "ExecutionDoesNotExist") throw error;
+      }
+    },
+  };
+}
+
+/** Resumes a step waiting with `.waitForTaskToken`; a token whose task ended (expired, stopped) is left alone. */
+export function sfnFlowSignal(sfn: SFNClient): FlowSignal {
+  return {
+    async resume(taskToken: string) {
+      try {
+        await sfn.send(new SendTaskSuccessCommand({ taskToken, output: "{}" }));
+      } catch (error) {
+        const name = (error as { name?: string }).name;
+        if (name !== "TaskDoesNotExist" && name !== "TaskTimedOut" && name !== "InvalidToken") throw error;
       }
     },
   };

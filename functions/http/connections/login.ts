@@ -1,0 +1,8 @@
+import { loginRoutes } from "#shared/composition/login-flows.ts";
+import { httpHandler } from "#shared/http/handler.ts";
+import { ok } from "#shared/http/responses.ts";
+import { idParams, loginBody } from "#shared/http/schemas.ts";
+
+export const handler = httpHandler(loginRoutes, { params: idParams, body: loginBody }, async (request, core) =>
+  ok(await core.login(request.org, request.params.id)),
+);

@@ -1,0 +1,8 @@
+import { loginRoutes } from "#shared/composition/login-flows.ts";
+import { httpHandler } from "#shared/http/handler.ts";
+import { json } from "#shared/http/responses.ts";
+import { idParams, submitBody } from "#shared/http/schemas.ts";
+
+export const handler = httpHandler(loginRoutes, { params: idParams, body: submitBody }, async (request, core) =>
+  json(202, await core.submit(request.org, request.params.id, request.body)),
+);

@@ -1,0 +1,391 @@
+import { randomBytes } from "node:crypto";
+import { newId } from "../ids.ts";
+import { log } from "../log.ts";
+import type { FlowPrompt, LoginEngine, LoginRequirement, LoginTarget, StepOutcome, Submission } from "../login/types.ts";
+import type { SecretBox } from "../secrets/secret-box.ts";
+import type { FlowExecutionInput } from "../workflow/definition.ts";
+import { noFlow, type Connection, type ConnectionStore, type RecordGuard, type TimelineEvent, type TimelineRecord } from "./connection.ts";
+import { BadRequestError, ConflictError, NotFoundError } from "./errors.ts";
+import type { ProfileSessions } from "./profile-sessions.ts";
+import type { WorkflowEngine, WorkflowTiming } from "./workflow.ts";
+
+/** How long a flow may wait for input, and live in all (api.md, Flow rules); scaled locally. */
+export const inputTimeoutSeconds = 10 * 60;
+export const flowTimeoutSeconds = 20 * 60;
+
+const dayMs = 24 * 60 * 60 * 1000;
+
+/** The credential operations a login needs (shared/domain/credentials.ts). */
+export interface LoginCredentials {
+  forLogin(
+    org: string,
+    name: string,
+  ): Promise<{ id: string; name: string; values: Record<string, string>; totpSecret: string | null } | undefined>;
+  saveFromLogin(org: string, credential: { name: string; domain: string; values: Record<string, string> }): Promise<{ id: string; name: string }>;
+}
+
+/** Whether a stored credential can replay a login that needed `requirements` (shared/login/auto-answer.ts). */
+export type CanReauthReason = (requirements: LoginRequirement[], credential: { totpSecret: string | null } | undefined) => string;
+
+/** Answers to the resumable step waiting for input (SendTaskSuccess in Step Functions). */
+export interface FlowSignal {
+  resume(taskToken: string): Promise<void>;
+}
+
+export interface LoginOutcomeDeps {
+  connections: ConnectionStore;
+  sessions: ProfileSessions;
+  credentials: LoginCredentials;
+  canReauthReason: CanReauthReason;
+  timelineRetentionDays: number;
+  now?: () => Date;
+}
+
+export function loginTarget(connection: Connection): LoginTarget {
+  return { domain: connection.domain, loginUrl: connection.login_url, allowedDomains: connection.allowed_domains };
+}
+
+function sealContext(connection: Connection, flowId: string, purpose: "engine_state" | "submission") {
+  return { org: connection.org, connection: connection.id, flow: flowId, purpose };
+}
+
+/** The prompt fields of the resource, empty between steps. */
+function promptFields(prompt: FlowPrompt | null) {
+  return {
+    discovered_fields: prompt ? prompt.discovered_fields : null,
+    fields: prompt ? prompt.fields : null,
+    choices: prompt ? prompt.choices : null,
+    mfa_options: prompt ? prompt.mfa_options : null,
+    sign_in_options: prompt ? prompt.sign_in_options : null,
+    pending_sso_buttons: prompt ? prompt.pending_sso_buttons : null,
+    external_action_message: prompt ? prompt.external_action_message : null,
+  };
+}
+
+/** What a flow keeps while it runs; dropped when it ends, so no session or typed value outlives it. */
+const flowSecretsCleared = { flow_engine_state: null, flow_submission: null, flow_task_token: null };
+
+/**
+ * The end of a login or re-auth: success saves the session into the profile and the durable
+ * values into the linked credential; either way the record and its timeline say how it ended.
+ */
+export function loginOutcomes(deps: LoginOutcomeDeps) {
+  const clock = deps.now ?? (() => new Date());
+
+  function timeline(type: TimelineEvent["type"], status: string, connection: Connection, error?: { code: string; message: string }): TimelineRecord {
+    const now = clock();
+    return {
+      event: {
+        id: newId("ev"),
+        type,
+        status,
+        timestamp: now.toISOString(),
+        previous_status: connection.status,
+        ...(error ? { error_code: error.code, error_message: error.message } : {}),
+      },
+      expiresAt: Math.floor((now.getTime() + deps.timelineRetentionDays * dayMs) / 1000),
+    };
+  }
+
+  const eventType = (connection: Connection) => (connection.flow_type === "REAUTH" ? "reauth" : "login");
+
+  async function profileDomains(connection: Connection): Promise<string[]> {
+    const page = await deps.connections.list({ org: connection.org, scope: { kind: "profile", profileId: connection.profile_id }, offset: 0, limit: 100 });
+    return [...new Set([connection.domain, ...page.items.map((item) => item.domain)])].sort();
+  }
+
+  async function saveCredential(connection: Connection, values: Record<string, string>) {
+    const linked = connection.credential?.name ?? null;
+    if (!connection.save_credentials || Object.keys(values).length === 0) return linked;
+    const name = linked ?? `${connection.profile_name}-${connection.domain}`.slice(0, 255);
+    const saved = await deps.credentials.saveFromLogin(connection.org, { name, domain: connection.domain, values });
+    return saved.name;
+  }
+
+  return {
+    timeline,
+
+    async succeed(
+      connection: Connection,
+      guard: RecordGuard,
+      outcome: Extract<StepOutcome, { kind: "success" }>,
+      changes: Partial<Connection> = {},
+    ): Promise<Connection | undefined> {
+      const saved = await deps.sessions.save(connection.org, { id: connection.profile_id, name: connection.profile_name }, await profileDomains(connection), outcome.session);
+      if (!saved) return undefined;
+      const credentialName = await saveCredential(connection, outcome.durableValues);
+      const credential = credentialName ? await deps.credentials.forLogin(connection.org, credentialName) : undefined;
+      const reason = connection.credential?.provider && !credentialName ? "external_credential" : deps.canReauthReason(outcome.requirements, credential);
+      const now = clock().toISOString();
+      return deps.connections.guardedUpdate(
+        connection.org,
+        connection.id,
+        guard,
+        {
+          ...promptFields(null),
+          ...flowSecretsCleared,
+          status: "AUTHENTICATED",
+          flow_status: "SUCCESS",
+          flow_step: "COMPLETED",
+          website_error: null,
+          error_code: null,
+          error_message: null,
+          sso_provider: outcome.ssoProvider,
+          last_auth_at: now,
+          post_login_url: outcome.postLoginUrl,
+          login_requirements: outcome.requirements,
+          can_reauth: positiveReauthReasons.has(reason),
+          can_reauth_reason: reason,
+          ...(credentialName && !connection.credential?.name ? { credential: { name: credentialName, provider: null, path: null, auto: false } } : {}),
+          ...changes,
+        },
+        timeline(eventType(connection), "SUCCESS", connection),
+      );
+    },
+
+    async fail(
+      connection: Connection,
+      guard: RecordGuard,
+      end: { status: "FAILED" | "EXPIRED" | "CANCELED"; code: string; message: string },
+      changes: Partial<Connection> = {},
+    ): Promise<Connection | undefined> {
+      return deps.connections.guardedUpdate(
+        connection.org,
+        connection.id,
+        guard,
+        { ...promptFields(null), ...flowSecretsCleared, flow_status: end.status, flow_step: "COMPLETED", error_code: end.code, error_message: end.message, ...changes },
+        timeline(eventType(connection), end.status, connection, { code: end.code, message: end.message }),
+      );
+    },
+  };
+}
+
+export const positiveReauthReasons = new Set(["has_credential", "external_credential", "requirements_satisfiable"]);
+
+export interface LoginRouteDeps {
+  connections: ConnectionStore;
+  engine: Pick<LoginEngine, "probe">;
+  sessions: Pick<ProfileSessions, "load">;
+  secrets: SecretBox;
+  workflow: WorkflowEngine;
+  signal: FlowSignal;
+  handoff: { issueHandoffCode(org: string, connectionId: string, expiresAt: string): Promise<string> };
+  timing: Pick<WorkflowTiming, "timeScale">;
+  now?: () => Date;
+}
+
+export interface LoginResponse {
+  id: string;
+  flow_type: "LOGIN" | "REAUTH";
+  hosted_url: string | null;
+  flow_expires_at: string;
+  handoff_code: string;
+  live_view_url?: string;
+}
+
+/** The login and submit routes: start (or rejoin) a flow, and hand the user's input to it. */
+export function loginRouteCore(deps: LoginRouteDeps) {
+  const clock = deps.now ?? (() => new Date());
+  const scaledMs = (seconds: number) => seconds * 1000 * deps.timing.timeScale;
+
+  async function existing(org: string, id: string): Promise<Connection> {
+    const connection = await deps.connections.get(org, id);
+    if (!connection) throw new NotFoundError(`auth connection '${id}' not found`);
+    return connection;
+  }
+
+  async function respond(connection: Connection): Promise<LoginResponse> {
+    const expiresAt = connection.flow_expires_at ?? clock().toISOString();
+    return {
+      id: connection.id,
+      flow_type: connection.flow_type ?? "LOGIN",
+      hosted_url: connection.hosted_url,
+      flow_expires_at: expiresAt,
+      handoff_code: await deps.handoff.issueHandoffCode(connection.org, connection.id, expiresAt),
+    };
+  }
+
+  /** A login on a connection whose saved session still works needs no flow. */
+  async function sessionStillWorks(connection: Connection): Promise<boolean> {
+    if (connection.status !== "AUTHENTICATED" || !connection.post_login_url || connection.flow_status === "IN_PROGRESS") return false;
+    const session = await deps.sessions.load(connection.org, connection.profile_id);
+    if (!session) return false;
+    const probe = await deps.engine.probe(loginTarget(connection), session, connection.post_login_url);
+    return probe.state === "logged_in";
+  }
+
+  return {
+    async login(org: string, id: string): Promise<LoginResponse> {
+      const connection = await existing(org, id);
+      const now = clock();
+      if (await sessionStillWorks(connection)) return respond({ ...connection, flow_expires_at: now.toISOString() });
+      const flowId = randomBytes(6).toString("hex");
+      const executionName = `${id}-login-${flowId}`;
+      const begun = await deps.connections.beginFlow(
+        org,
+        id,
+        {
+          ...noFlow,
+          ...flowSecretsCleared,
+          flow_status: "IN_PROGRESS",
+          flow_step: "DISCOVERING",
+          flow_type: "LOGIN",
+          flow_expires_at: new Date(now.getTime() + scaledMs(flowTimeoutSeconds)).toISOString(),
+          flow_id: flowId,
+          flow_started_at: now.toISOString(),
+          flow_execution_arn: deps.workflow.executionArn(executionName),
+        },
+        now.toISOString(),
+      );
+      if (!begun) throw new NotFoundError(`auth connection '${id}' not found`);
+      if (!begun.started) return respond(begun.connection);
+      // A flow that outlived its expiry without ending (its execution lost) must not run on.
+      if (connection.flow_status === "IN_PROGRESS" && connection.flow_execution_arn) await deps.workflow.stop(connection.flow_execution_arn);
+      const input: FlowExecutionInput = { org, connection_id: id, flow_id: flowId };
+      await deps.workflow.start(executionName, input);
+      // Deleted meanwhile: that delete could not stop an execution that did not exist yet.
+      if ((await deps.connections.get(org, id))?.flow_id !== flowId) await deps.workflow.stop(deps.workflow.executionArn(executionName));
+      return respond(begun.connection);
+    },
+
+    async submit(org: string, id: string, submission: Submission): Promise<{ accepted: true }> {
+      const given = meaningfulSubmission(submission);
+      const connection = await existing(org, id);
+      const flowId = connection.flow_id;
+      const waiting = connection.flow_status === "IN_PROGRESS" && connection.flow_step === "AWAITING_INPUT" && flowId;
+      if (!waiting) throw new ConflictError(`auth connection '${id}' has no login flow waiting for input (flow_status ${connection.flow_status ?? "null"}, flow_step ${connection.flow_step ?? "null"})`);
+      if (connection.flow_expires_at && Date.parse(connection.flow_expires_at) <= clock().getTime()) {
+        throw new ConflictError(`the login flow of auth connection '${id}' has expired: start a new login`);
+      }
+      const sealed = await deps.secrets.seal(JSON.stringify(given), sealContext(connection, flowId, "submission"));
+      const updated = await deps.connections.guardedUpdate(
+        org,
+        id,
+        { flowId, step: "AWAITING_INPUT" },
+        { flow_submission: sealed, flow_step: "SUBMITTING", website_error: null },
+      );
+      if (!updated) throw new ConflictError(`auth connection '${id}' has no login flow waiting for input: it moved on meanwhile`);
+      // No token yet: the waiting step has not registered; it sees the submission and resumes itself.
+      if (updated.flow_task_token) await deps.signal.resume(updated.flow_task_token);
+      return { accepted: true };
+    },
+  };
+}
+
+/** The submit body without the parts that count as absent; at least one part must remain. */
+function meaningfulSubmission(submission: Submission): Submission {
+  const given: Submission = {};
+  for (const [key, value] of Object.entries(submission) as [keyof Submission, unknown][]) {
+    if (value === undefined || value === "") continue;
+    if (typeof value === "object" && value !== null && Object.keys(value).length === 0) continue;
+    (given as Record<string, unknown>)[key] = value;
+  }
+  if (Object.keys(given).length === 0) {
+    throw new BadRequestError("submit needs at least one of field_values, fields, selected_choice_id, mfa_option_id, sign_in_option_id, sso_button_selector, sso_provider", [
+      { code: "body", message: "nothing to submit" },
+    ]);
+  }
+  return given;
+}
+
+export interface FlowTaskDeps extends LoginOutcomeDeps {
+  engine: Pick<LoginEngine, "start" | "submit">;
+  secrets: SecretBox;
+  signal: FlowSignal;
+  timing: Pick<WorkflowTiming, "timeScale">;
+}
+
+export type LoginStepOutput = FlowExecutionInput & ({ next: "await_input"; input_timeout_seconds: number } | { next: "end" });
+
+/** The task states of a login flow's execution: LoginStep, AwaitInput, ExpireFlow. */
+export function flowTaskCore(deps: FlowTaskDeps) {
+  const clock = deps.now ?? (() => new Date());
+  const outcomes = loginOutcomes(deps);
+  const scaledMs = (seconds: number) => seconds * 1000 * deps.timing.timeScale;
+
+  async function current(input: FlowExecutionInput): Promise<Connection | undefined> {
+    const connection = await deps.connections.get(input.org, input.connection_id);
+    return connection?.flow_id === input.flow_id && connection.flow_status === "IN_PROGRESS" ? connection : undefined;
+  }
+
+  async function open<T>(connection: Connection, flowId: string, purpose: "engine_state" | "submission", sealed: string): Promise<T> {
+    return JSON.parse(await deps.secrets.open(sealed, sealContext(connection, flowId, purpose))) as T;
+  }
+
+  async function runStep(connection: Connection, flowId: string): Promise<StepOutcome | "no_submission"> {
+    try {
+      if (!connection.flow_engine_state) return await deps.engine.start(loginTarget(connection));
+      if (!connection.flow_submission) return "no_submission";
+      const state = await open<Record<string, unknown>>(connection, flowId, "engine_state", connection.flow_engine_state);
+      const submission = await open<Submission>(connection, flowId, "submission", connection.flow_submission);
+      return await deps.engine.submit(loginTarget(connection), state, submission);
+    } catch (error) {
+      log.error("login step failed", { connectionId: connection.id, flowId, error: error instanceof Error ? error.name : "unknown" });
+      return { kind: "failure", errorCode: "internal_error", message: "the login engine failed unexpectedly" };
+    }
+  }
+
+  async function expire(connection: Connection, flowId: string) {
+    await outcomes.fail(connection, { flowId }, { status: "EXPIRED", code: "flow_expired", message: "the login flow expired waiting for input" });
+  }
+
+  return {
+    async loginStep(input: FlowExecutionInput): Promise<LoginStepOutput> {
+      const ended: LoginStepOutput = { ...input, next: "end" };
+      const connection = await current(input);
+      if (!connection) return ended;
+      const now = clock();
+      const deadline = Date.parse(connection.flow_started_at ?? now.toISOString()) + scaledMs(flowTimeoutSeconds);
+      if (now.getTime() >= deadline) {
+        await expire(connection, input.flow_id);
+        return ended;
+      }
+      const outcome = await runStep(connection, input.flow_id);
+      if (outcome === "no_submission") {
+        return { ...input, next: "await_input", input_timeout_seconds: timeoutSeconds(Date.parse(connection.flow_expires_at ?? "") - now.getTime()) };
+      }
+      if (outcome.kind === "success") {
+        await outcomes.succeed(connection, { flowId: input.flow_id }, outcome);
+        return ended;
+      }
+      if (outcome.kind === "failure") {
+        await outcomes.fail(connection, { flowId: input.flow_id }, { status: "FAILED", code: outcome.errorCode, message: outcome.message });
+        return ended;
+      }
+      const expiresAt = Math.min(clock().getTime() + scaledMs(inputTimeoutSeconds), deadline);
+      const waiting = await deps.connections.guardedUpdate(connection.org, connection.id, { flowId: input.flow_id }, {
+        ...promptFields(outcome.prompt),
+        flow_step: "AWAITING_INPUT",
+        website_error: outcome.websiteError,
+        flow_expires_at: new Date(expiresAt).toISOString(),
+        flow_engine_state: await deps.secrets.seal(JSON.stringify(outcome.state), sealContext(connection, input.flow_id, "engine_state")),
+        flow_submission: null,
+        flow_task_token: null,
+      });
+      if (!waiting) return ended;
+      return { ...input, next: "await_input", input_timeout_seconds: timeoutSeconds(expiresAt - clock().getTime()) };
+    },
+
+    /** Registers the waiting step's token for submit to answer, or answers it when input already came. */
+    async awaitInput(input: FlowExecutionInput & { task_token: string }): Promise<void> {
+      const registered = await deps.connections.guardedUpdate(
+        input.org,
+        input.connection_id,
+        { flowId: input.flow_id, step: "AWAITING_INPUT" },
+        { flow_task_token: input.task_token },
+      );
+      // Not waiting any more: input arrived first, or the flow ended; the next step tells which.
+      if (!registered) await deps.signal.resume(input.task_token);
+    },
+
+    async expireFlow(input: FlowExecutionInput): Promise<void> {
+      const connection = await current(input);
+      if (connection) await expire(connection, input.flow_id);
+    },
+  };
+}
+
+/** Step Functions takes whole seconds, at least one. */
+function timeoutSeconds(ms: number): number {
+  return Math.max(1, Math.ceil((Number.isFinite(ms) ? ms : 0) / 1000));
+}
