@@ -55,9 +55,11 @@ describe("the connection workflow definition", () => {
       if (event.type === "StateEntered" && event.state) entered.push(event.state.name);
     }
 
-    // Each iteration enters WaitForNextCheck, HealthCheck and NextStep; the last also enters the end state.
-    expect(entered).toHaveLength(3 * iterations + 1);
-    expect(entered.slice(0, 3)).toEqual(["WaitForNextCheck", "HealthCheck", "NextStep"]);
+    // The execution enters Start once; each iteration enters WaitForNextCheck, HealthCheck and
+    // NextStep; the last also enters the end state.
+    expect(entered).toHaveLength(1 + 3 * iterations + 1);
+    expect(entered[0]).toBe("Start");
+    expect(entered.slice(1, 4)).toEqual(["WaitForNextCheck", "HealthCheck", "NextStep"]);
     expect(entered.at(-1)).toBe("ConnectionGone");
   });
 });
