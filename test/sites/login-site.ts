@@ -353,7 +353,7 @@ ${field({ id: "password", name: "password", label: "Password", type: "password",
         POST: csrfChecked(
           "totp",
           afterPassword("totp", (exchange, flow) =>
-            totpMatches(user.totpSecret, exchange.form.get("otp") ?? "")
+            codeMatches("totp", flow, exchange.form.get("otp") ?? "")
               ? signIn(exchange, "totp", flow.verifiedEmail)
               : totpPage(exchange, "Invalid authentication code. Please try again."),
           ),

@@ -77,6 +77,10 @@ function wrongTotp(): string {
   return String(code).padStart(6, "0");
 }
 
+function otherThan(code: string): string {
+  return code === "000000" ? "111111" : "000000";
+}
+
 describe("login site", () => {
   it("links the home page to the sign-in page", async () => {
     const home = await visitor(site.url).get("/");
@@ -246,7 +250,7 @@ describe("login site", () => {
       expect(code).toMatch(/^\d{6}$/);
       expect(await browser.get("/_test/sms/sms")).toMatchObject({ status: 200, body: code });
 
-      const wrong = await browser.submit(verify, "/sms/verify", { code: code === "000000" ? "111111" : "000000" });
+      const wrong = await browser.submit(verify, "/sms/verify", { code: otherThan(code!) });
       expect(wrong.body).toContain(`class="alert alert-danger"`);
 
       await expectSignedIn(browser, "sms", await browser.submit(verify, "/sms/verify", { code: code! }));
@@ -275,10 +279,10 @@ describe("login site", () => {
     });
 
     it.each([
-      ["sms", () => site.lastSms("mfa-picker")],
-      ["email", () => site.lastEmailCode("mfa-picker")],
+      ["sms", () => site.lastSms("mfa-picker")!],
+      ["email", () => site.lastEmailCode("mfa-picker")!],
       ["totp", () => site.totp()],
-    ])("signs in with the %s code", async (method, currentCode) => {
+    ])("signs in with the %s code, not with another", async (method, currentCode) => {
       const browser = visitor(site.url);
       await signInWithPassword(browser, "mfa-picker");
       const picker = await browser.get("/mfa-picker/method");
@@ -288,8 +292,13 @@ describe("login site", () => {
       const verify = await browser.get(picked.location!);
       expect(verify.body).toMatch(/<input [^>]*name="code" [^>]*autocomplete="one-time-code"/);
       expect(verify.body).toContain(`href="/mfa-picker/method">Try another way</a>`);
+      const otherCode = method === "totp" ? wrongTotp() : otherThan(currentCode());
 
-      await expectSignedIn(browser, "mfa-picker", await browser.submit(verify, picked.location!, { code: currentCode()! }));
+      const wrong = await browser.submit(verify, picked.location!, { code: otherCode });
+      expect(wrong.status).toBe(200);
+      expect(wrong.body).toContain("That code is incorrect.");
+
+      await expectSignedIn(browser, "mfa-picker", await browser.submit(verify, picked.location!, { code: currentCode() }));
     });
   });
 
@@ -319,6 +328,22 @@ describe("login site", () => {
       return link;
     }
 
+    /** What the provider's sign-in form posts: the authorize request it carries, plus the user's email. */
+    function providerForm(link: URL, password: string) {
+      return {
+        client_id: link.searchParams.get("client_id")!,
+        redirect_uri: link.searchParams.get("redirect_uri")!,
+        state: link.searchParams.get("state")!,
+        email: site.user.email,
+        password,
+      };
+    }
+
+    async function signInAtProvider(provider: Visitor, link: URL): Promise<Page> {
+      const page = await provider.get(link.pathname + link.search);
+      return provider.submit(page, "/login", providerForm(link, site.user.password));
+    }
+
     it("signs in through the identity provider's own CSRF-protected form and back", async () => {
       const browser = visitor(site.url);
       const link = await ssoLink(browser);
@@ -330,16 +355,10 @@ describe("login site", () => {
       const signInPage = await provider.get(link.pathname + link.search);
       expect(signInPage.status).toBe(200);
       expect(signInPage.body).toContain("Sign in to TestSSO");
-      const fields = {
-        client_id: "site",
-        redirect_uri: link.searchParams.get("redirect_uri")!,
-        state: link.searchParams.get("state")!,
-        email: site.user.email,
-      };
-      expect((await provider.post("/login", { ...fields, password: site.user.password })).status).toBe(403);
-      expect((await provider.submit(signInPage, "/login", { ...fields, password: "wrong horse" })).body).toContain("Incorrect email or password.");
+      expect((await provider.post("/login", providerForm(link, site.user.password))).status).toBe(403);
+      expect((await provider.submit(signInPage, "/login", providerForm(link, "wrong horse"))).body).toContain("Incorrect email or password.");
 
-      const back = await provider.submit(signInPage, "/login", { ...fields, password: site.user.password });
+      const back = await provider.submit(signInPage, "/login", providerForm(link, site.user.password));
       expect(back.status).toBe(302);
       expect(provider.jar.has("testsso_session")).toBe(true);
       const callback = new URL(back.location!);
@@ -358,16 +377,9 @@ describe("login site", () => {
 
     it("returns straight to the site while the identity provider's session lasts", async () => {
       const browser = visitor(site.url);
-      const provider = visitor((await ssoLink(browser)).origin);
       const first = await ssoLink(browser);
-      const page = await provider.get(first.pathname + first.search);
-      await provider.submit(page, "/login", {
-        client_id: "site",
-        redirect_uri: first.searchParams.get("redirect_uri")!,
-        state: first.searchParams.get("state")!,
-        email: site.user.email,
-        password: site.user.password,
-      });
+      const provider = visitor(first.origin);
+      await signInAtProvider(provider, first);
 
       site.expireSessions("sso");
       const again = await ssoLink(browser);
@@ -378,11 +390,13 @@ describe("login site", () => {
       await expectSignedIn(browser, "sso", await browser.get(callback.pathname + callback.search));
     });
 
-    it("refuses a callback whose state this visitor was not given", async () => {
-      const browser = visitor(site.url);
-      await browser.get("/sso/login");
+    it("refuses a callback whose state this visitor was not given, even with a valid code", async () => {
+      const victim = visitor(site.url);
+      const link = await ssoLink(visitor(site.url));
+      const callback = new URL((await signInAtProvider(visitor(link.origin), link)).location!);
+      await victim.get("/sso/login");
 
-      const answer = await browser.get("/sso/callback?code=made-up&state=made-up");
+      const answer = await victim.get(callback.pathname + callback.search);
 
       expect(answer.status).toBe(400);
       expect(answer.setCookies.some((cookie) => cookie.startsWith("sso_session="))).toBe(false);
