@@ -19,9 +19,9 @@ import {
 import { startTestSso, type TestSso } from "./test-sso.ts";
 
 /**
- * A small website of our own with one login shape per path prefix (see /tmp/site-spec.md's contract
- * as mirrored by `LoginSite`), for the login engine's tests and the end-to-end tests. Everything is
- * in memory and listens on 127.0.0.1 only.
+ * A small website of our own for the login engine's tests and the end-to-end tests: one login shape
+ * per path prefix (`/plain`, `/two-step`, ... see `loginShapes`), each with its own session cookie,
+ * plus "TestSSO" on a second port. Everything is in memory and listens on 127.0.0.1 only.
  */
 
 export interface LoginSite {
