@@ -25,6 +25,7 @@ export class AuthConnectionStack extends Stack {
     const resources: FunctionResources = {
       table: this.storage.table,
       bucket: this.storage.bucket,
+      secretsKey: this.storage.credentialsKey,
       stateMachineArn,
       executionsArn,
       environment: {
@@ -32,6 +33,7 @@ export class AuthConnectionStack extends Stack {
         TABLE_NAME: this.storage.table.tableName,
         BUCKET_NAME: this.storage.bucket.bucketName,
         STATE_MACHINE_ARN: stateMachineArn,
+        KMS_KEY_ID: this.storage.credentialsKey.keyArn,
         API_KEY_CACHE_SECONDS: String(apiKeyCacheSeconds),
       },
     };

@@ -25,7 +25,9 @@ export type Grant =
   | "workflow:start"
   | "workflow:stop"
   /** SendTaskSuccess/Failure: resuming a login flow that waits for the user's input. */
-  | "workflow:signal";
+  | "workflow:signal"
+  /** Sealing and opening secrets (credentials, login state) with the secret box's KMS key. */
+  | "secrets:use";
 
 /** Request and response bodies of these types travel base64-encoded through API Gateway. */
 export const binaryMediaTypes = ["application/zstd", "application/x-tar", "application/octet-stream"] as const;
@@ -72,6 +74,18 @@ export const routes: readonly Route[] = [
   { name: "AcquireBrowser", method: "POST", path: "/browser_pools/{id_or_name}/acquire", handler: "functions/http/pools/acquire.ts", grants: ["table:read", "table:write"] },
   { name: "ReleaseBrowser", method: "POST", path: "/browser_pools/{id_or_name}/release", handler: "functions/http/pools/release.ts", grants: ["table:read", "table:write"] },
   { name: "FlushBrowserPool", method: "POST", path: "/browser_pools/{id_or_name}/flush", handler: "functions/http/pools/flush.ts", grants: ["table:read", "table:write"] },
+  { name: "CreateCredential", method: "POST", path: "/credentials", handler: "functions/http/credentials/create.ts", grants: ["table:read", "table:write", "secrets:use"] },
+  { name: "ListCredentials", method: "GET", path: "/credentials", handler: "functions/http/credentials/list.ts", grants: ["table:read"] },
+  { name: "GetCredential", method: "GET", path: "/credentials/{id_or_name}", handler: "functions/http/credentials/get.ts", grants: ["table:read"] },
+  { name: "UpdateCredential", method: "PATCH", path: "/credentials/{id_or_name}", handler: "functions/http/credentials/update.ts", grants: ["table:read", "table:write", "secrets:use"] },
+  { name: "DeleteCredential", method: "DELETE", path: "/credentials/{id_or_name}", handler: "functions/http/credentials/delete.ts", grants: ["table:read", "table:write"] },
+  {
+    name: "GetCredentialTotpCode",
+    method: "GET",
+    path: "/credentials/{id_or_name}/totp-code",
+    handler: "functions/http/credentials/totp-code.ts",
+    grants: ["table:read", "secrets:use"],
+  },
 ];
 
 /** Every route is behind this bearer-key authorizer. */

@@ -1,5 +1,6 @@
 import { Duration, RemovalPolicy, Validations } from "aws-cdk-lib";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import type { IKey } from "aws-cdk-lib/aws-kms";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, OutputFormat, type BundlingOptions } from "aws-cdk-lib/aws-lambda-nodejs";
@@ -32,6 +33,8 @@ const bundling: BundlingOptions = {
 export interface FunctionResources {
   table: ITable;
   bucket: IBucket;
+  /** The secret box's KMS key: its data keys encrypt credentials and login state. */
+  secretsKey: IKey;
   stateMachineArn: string;
   /** Matches every execution of the state machine. */
   executionsArn: string;
@@ -86,7 +89,7 @@ export class ServiceFunction extends Construct {
     });
   }
 
-  private grant(grant: Grant, { table, bucket, stateMachineArn, executionsArn }: FunctionResources): void {
+  private grant(grant: Grant, { table, bucket, secretsKey, stateMachineArn, executionsArn }: FunctionResources): void {
     switch (grant) {
       case "table:read":
         table.grantReadData(this.role);
@@ -113,6 +116,10 @@ export class ServiceFunction extends Construct {
         return;
       case "workflow:signal":
         this.role.addToPolicy(new PolicyStatement({ actions: ["states:SendTaskSuccess", "states:SendTaskFailure"], resources: [stateMachineArn] }));
+        return;
+      case "secrets:use":
+        // A data key per seal, and its decryption to open: nothing else on the key.
+        this.role.addToPolicy(new PolicyStatement({ actions: ["kms:GenerateDataKey", "kms:Decrypt"], resources: [secretsKey.keyArn] }));
         return;
       default: {
         const unknown: never = grant;

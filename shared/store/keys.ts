@@ -23,6 +23,8 @@ export const keys = {
   pool: (org: string, id: string) => ({ pk: `POOL#${org}#${id}`, sk: "POOL" }),
   poolBrowser: (org: string, poolId: string, sessionId: string) => ({ pk: `POOL#${org}#${poolId}`, sk: `BROWSER#${sessionId}` }),
   poolName: (org: string, name: string) => ({ pk: `POOLNAME#${org}#${name}`, sk: "POOLNAME" }),
+  credential: (org: string, id: string) => ({ pk: `CRED#${org}#${id}`, sk: "CRED" }),
+  credentialName: (org: string, name: string) => ({ pk: `CREDNAME#${org}#${name}`, sk: "CREDNAME" }),
 };
 
 export const indexKeys = {
@@ -31,6 +33,8 @@ export const indexKeys = {
   connectionsOfDomain: (org: string, domain: string) => `ORG#${org}#CONN#DOMAIN#${domain}`,
   profilesOfOrg: (org: string) => `ORG#${org}#PROFILE`,
   poolsOfOrg: (org: string) => `ORG#${org}#POOL`,
+  credentialsOfOrg: (org: string) => `ORG#${org}#CRED`,
+  credentialsOfDomain: (org: string, domain: string) => `ORG#${org}#CRED#DOMAIN#${domain}`,
   /** Every org's pools: the work list of the process that fills them; never served to an API caller. */
   poolsOfAllOrgs: () => "POOLS",
   /** Sort key of every list index: newest first under a reverse query, ties broken by id. */

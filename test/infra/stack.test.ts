@@ -8,7 +8,7 @@ import { definitionText, substitutedDefinition, workflowTasks } from "#shared/wo
 import { authConnectionApp, type AuthConnectionStack } from "../../infra/stack.ts";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
-type Statement = { Action: string | string[] };
+type Statement = { Action: string | string[]; Resource: unknown };
 
 /**
  * What each grant must give (a witness action) and every action it may give. A Record over `Grant`,
@@ -22,6 +22,7 @@ const grantActions: Record<Grant, { witness: string; allowed: RegExp }> = {
   "workflow:start": { witness: "states:StartExecution", allowed: /^states:StartExecution$/ },
   "workflow:stop": { witness: "states:StopExecution", allowed: /^states:StopExecution$/ },
   "workflow:signal": { witness: "states:SendTaskSuccess", allowed: /^states:SendTask(Success|Failure)$/ },
+  "secrets:use": { witness: "kms:Decrypt", allowed: /^kms:(GenerateDataKey|Decrypt)$/ },
 };
 
 /** Every function the stack deploys, with the handler file and grants it must be built from. */
@@ -53,11 +54,15 @@ function pathOf(resourceId: unknown): string {
   return `${pathOf(ParentId)}/${PathPart}`;
 }
 
-function actionsOf(functionId: string): string[] {
+function statementsOf(functionId: string): Statement[] {
   const role = (resources[functionId]!.Properties.Role as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0];
   return ofType("AWS::IAM::Policy")
     .filter(([, policy]) => JSON.stringify(policy.Properties.Roles) === JSON.stringify([{ Ref: role }]))
-    .flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+    .flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+}
+
+function actionsOf(functionId: string): string[] {
+  return statementsOf(functionId)
     .flatMap((statement) => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]))
     .filter((action) => !action.startsWith("logs:"));
 }
@@ -98,6 +103,7 @@ describe("the stack's functions", () => {
         DEPLOYMENT_MODE: "aws",
         TABLE_NAME: { Ref: ofType("AWS::DynamoDB::Table")[0]![0] },
         BUCKET_NAME: { Ref: ofType("AWS::S3::Bucket")[0]![0] },
+        KMS_KEY_ID: { "Fn::GetAtt": [ofType("AWS::KMS::Key")[0]![0], "Arn"] },
       });
       expect(JSON.stringify(variables.STATE_MACHINE_ARN)).toContain(`:stateMachine:${String(stateMachine.Properties.StateMachineName)}"`);
     }
@@ -109,6 +115,20 @@ describe("the stack's functions", () => {
       for (const grant of fn.grants) expect(actions, `${fn.name} ${grant}`).toContain(grantActions[grant].witness);
       const unexplained = actions.filter((action) => !fn.grants.some((grant) => grantActions[grant].allowed.test(action)));
       expect(unexplained, fn.name).toEqual([]);
+    }
+  });
+
+  it("lets the functions that seal or open secrets generate and decrypt data keys under the credentials key, and no other function touch KMS", () => {
+    const [keyId] = ofType("AWS::KMS::Key")[0]!;
+    const credentialRoutesWithSecrets = routes.filter((route) => route.path.startsWith("/credentials") && route.grants.includes("secrets:use"));
+
+    expect(credentialRoutesWithSecrets.map((route) => route.name).sort()).toEqual(["CreateCredential", "GetCredentialTotpCode", "UpdateCredential"]);
+    for (const fn of deployedFunctions) {
+      const kmsStatements = statementsOf(functionFor(fn.handler)).filter((statement) => JSON.stringify(statement.Action).includes("kms:"));
+      const expected = fn.grants.includes("secrets:use")
+        ? [expect.objectContaining({ Effect: "Allow", Action: ["kms:GenerateDataKey", "kms:Decrypt"], Resource: { "Fn::GetAtt": [keyId, "Arn"] } })]
+        : [];
+      expect(kmsStatements, fn.name).toEqual(expected);
     }
   });
 
