@@ -33,6 +33,12 @@ const configSchema = z.object({
   SECRETS_KEY_FILE: z.optional(z.string().check(z.minLength(1))),
   /** AWS mode: the KMS key (id or ARN) whose data keys the secret box encrypts with. */
   KMS_KEY_ID: z.optional(z.string().check(z.minLength(1))),
+  /** Lifetime of the token a handoff code is exchanged for. */
+  HANDOFF_TOKEN_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(60), z.maximum(3600)), 900),
+  /** The events stream sends a heartbeat this often, so idle proxies keep it open. */
+  SSE_HEARTBEAT_SECONDS: z._default(z.coerce.number().check(z.positive(), z.maximum(60)), 15),
+  /** The events stream reads the connection this often to notice a change of flow state. */
+  SSE_POLL_MILLISECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(50), z.maximum(5000)), 250),
   LOG_LEVEL: z._default(z.enum(["debug", "info", "warn", "error"]), "info"),
 });
 

@@ -1,6 +1,7 @@
 import { dynamoApiKeyStore } from "../store/api-keys-store.ts";
 import { dynamoConnectionStore } from "../store/connections-store.ts";
 import { createDocumentClient } from "../store/dynamo.ts";
+import { dynamoHandoffStore } from "../store/handoff-store.ts";
 import { dynamoPoolStore } from "../store/pools-store.ts";
 import { dynamoProfileStore } from "../store/profiles-store.ts";
 import { perConfig } from "./config.ts";
@@ -13,3 +14,4 @@ export const connectionStore = /* @__PURE__ */ perConfig((config) => dynamoConne
 export const profileStore = /* @__PURE__ */ perConfig((config) => dynamoProfileStore(tableClient(config), config.TABLE_NAME));
 export const poolStore = /* @__PURE__ */ perConfig((config) => dynamoPoolStore(tableClient(config), config.TABLE_NAME));
 export const apiKeyStore = /* @__PURE__ */ perConfig((config) => dynamoApiKeyStore(tableClient(config), config.TABLE_NAME));
+export const handoffStore = /* @__PURE__ */ perConfig((config) => dynamoHandoffStore(tableClient(config), config.TABLE_NAME));

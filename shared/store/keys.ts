@@ -19,6 +19,10 @@ export const keys = {
   profile: (org: string, id: string) => ({ pk: `PROFILE#${org}#${id}`, sk: "PROFILE" }),
   profileName: (org: string, name: string) => ({ pk: `PROFILENAME#${org}#${name}`, sk: "PROFILENAME" }),
   apiKey: (keyHash: string) => ({ pk: `APIKEY#${keyHash}`, sk: "APIKEY" }),
+  /** Keyed by the code's SHA-256, so the table never holds a usable code. */
+  handoffCode: (codeHash: string) => ({ pk: `HANDOFF#${codeHash}`, sk: "HANDOFF" }),
+  /** One per key name, org-free: the service signs with it, not a tenant. */
+  signingKey: (name: string) => ({ pk: `SIGNINGKEY#${name}`, sk: "SIGNINGKEY" }),
   /** A pool and its browsers share one partition, so one Query reads the pool with every browser. */
   pool: (org: string, id: string) => ({ pk: `POOL#${org}#${id}`, sk: "POOL" }),
   poolBrowser: (org: string, poolId: string, sessionId: string) => ({ pk: `POOL#${org}#${poolId}`, sk: `BROWSER#${sessionId}` }),
