@@ -1,0 +1,248 @@
+import { lookup } from "node:dns/promises";
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
+import { connect as netConnect, isIP } from "node:net";
+import type { Duplex } from "node:stream";
+import { connect as tlsConnect } from "node:tls";
+import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
+import type { CookieJar } from "tough-cookie";
+import { addressRefusal } from "./address-policy.ts";
+import { hostOf, scopeRefusal } from "./scope.ts";
+import type { LoginTarget } from "./types.ts";
+
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
+
+/** Where a vetted connection goes: the address the guard checked, never the name again. */
+export interface Endpoint {
+  host: string;
+  address: string;
+  port: number;
+  secure: boolean;
+}
+
+export interface NetworkOptions {
+  /** Local mode: loopback and private networks are fair targets (test sites on 127.0.0.1). */
+  allowPrivateTargets: boolean;
+  /** Host name -> addresses; defaults to the system resolver. */
+  resolver?: (host: string) => Promise<ResolvedAddress[]>;
+  /** Called with the vetted address right before a socket to it is opened. */
+  onConnect?: (address: string) => void;
+  /**
+   * Opens the socket to a vetted endpoint; defaults to TCP (TLS for https) to `endpoint.address`.
+   * It is the wire, not a policy: it only ever sees addresses the guard accepted, so a test can
+   * stand a loopback server in for "the internet" without weakening the guard it exercises.
+   */
+  openSocket?: (endpoint: Endpoint) => Duplex;
+  timeoutMs?: number;
+}
+
+/** The engine would not send this request: its host is out of scope or resolves to a forbidden address. */
+export class RefusedRequestError extends Error {
+  readonly reason: "out_of_scope" | "forbidden_address";
+  constructor(reason: "out_of_scope" | "forbidden_address", message: string) {
+    super(message);
+    this.name = "RefusedRequestError";
+    this.reason = reason;
+  }
+}
+
+/** The site could not be asked: DNS, connection, TLS, timeout, or a redirect loop. */
+export class UnreachableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UnreachableError";
+  }
+}
+
+export interface Page {
+  url: string;
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** Every URL requested, the final one included. */
+  visited: string[];
+}
+
+export interface PageRequest {
+  method?: "GET" | "POST";
+  body?: string;
+  contentType?: string;
+  /** The page the request comes from, sent as Referer and (for a POST) Origin, as a browser does. */
+  referer?: string;
+}
+
+export interface WebClient {
+  /** Requests `url` with the jar's cookies, stores the answers' cookies, follows redirects; each hop is checked. */
+  fetchPage(jar: CookieJar, target: LoginTarget, url: string, request?: PageRequest): Promise<Page>;
+}
+
+const maxRedirects = 10;
+const maxBodyBytes = 4 * 1024 * 1024;
+// The Chromium the service ships: some sites answer unknown clients with a bot wall.
+const userAgent = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/147.0.0.0 Safari/537.36";
+
+async function systemResolver(host: string): Promise<ResolvedAddress[]> {
+  return lookup(host, { all: true, verbatim: true });
+}
+
+function defaultOpenSocket(endpoint: Endpoint): Duplex {
+  if (!endpoint.secure) return netConnect({ host: endpoint.address, port: endpoint.port });
+  // SNI and certificate checks use the name, the connection the vetted address.
+  return tlsConnect({
+    host: endpoint.address,
+    port: endpoint.port,
+    servername: isIP(endpoint.host) === 0 ? endpoint.host : undefined,
+    ALPNProtocols: ["http/1.1"],
+  });
+}
+
+export function createWebClient(options: NetworkOptions): WebClient {
+  const resolver = options.resolver ?? systemResolver;
+  const openSocket = options.openSocket ?? defaultOpenSocket;
+  const timeoutMs = options.timeoutMs ?? 15_000;
+
+  /** Resolves the host once and vets every answer; the connection then goes to the vetted address only. */
+  async function vet(url: URL): Promise<Endpoint> {
+    const host = hostOf(url);
+    const secure = url.protocol === "https:";
+    const port = url.port ? Number(url.port) : secure ? 443 : 80;
+    let addresses: ResolvedAddress[];
+    if (isIP(host) !== 0) addresses = [{ address: host, family: isIP(host) }];
+    // Some systems answer ::1 first for localhost; local sites listen on 127.0.0.1.
+    else if (host === "localhost") addresses = [{ address: "127.0.0.1", family: 4 }];
+    else {
+      try {
+        addresses = await resolver(host);
+      } catch (error) {
+        throw new UnreachableError(`could not resolve ${host}: ${errorCode(error)}`);
+      }
+    }
+    if (addresses.length === 0) throw new UnreachableError(`could not resolve ${host}: no address`);
+    for (const { address } of addresses) {
+      const refusal = addressRefusal(address, options.allowPrivateTargets);
+      if (refusal) {
+        const what = address === host ? `${host}: ${refusal}` : `${host}: it resolves to ${address}, ${refusal}`;
+        throw new RefusedRequestError("forbidden_address", `refused to connect to ${what}, which this deployment does not reach`);
+      }
+    }
+    return { host, address: addresses[0]!.address, port, secure };
+  }
+
+  function send(url: URL, endpoint: Endpoint, headers: Record<string, string>, method: string, body: string | undefined) {
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      const outgoing = httpRequest({
+        host: endpoint.host,
+        port: endpoint.port,
+        method,
+        path: `${url.pathname}${url.search}`,
+        headers,
+        timeout: timeoutMs,
+        createConnection: () => {
+          options.onConnect?.(endpoint.address);
+          return openSocket(endpoint);
+        },
+      });
+      outgoing.on("response", resolve);
+      outgoing.on("timeout", () => outgoing.destroy(new UnreachableError(`${endpoint.host} did not answer within ${timeoutMs} ms`)));
+      outgoing.on("error", (error) =>
+        reject(error instanceof UnreachableError ? error : new UnreachableError(`could not reach ${endpoint.host}: ${errorCode(error)}`)),
+      );
+      outgoing.end(body);
+    });
+  }
+
+  async function fetchPage(jar: CookieJar, target: LoginTarget, start: string, request: PageRequest = {}): Promise<Page> {
+    let url = new URL(start);
+    let method = request.method ?? "GET";
+    let body = request.body;
+    let referer = request.referer;
+    const visited: string[] = [];
+    for (let hop = 0; ; hop++) {
+      if (hop > maxRedirects) throw new UnreachableError(`${hostOf(url)} redirected more than ${maxRedirects} times`);
+      const refusal = scopeRefusal(url, target);
+      if (refusal) throw new RefusedRequestError("out_of_scope", `refused to follow a link: ${refusal}`);
+      const endpoint = await vet(url);
+      visited.push(url.href);
+      const headers: Record<string, string> = {
+        "user-agent": userAgent,
+        accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        "accept-language": "en-US,en;q=0.9",
+        "accept-encoding": "gzip, deflate, br",
+      };
+      const cookie = jar.getCookieStringSync(url.href);
+      if (cookie) headers.cookie = cookie;
+      if (referer) headers.referer = referer;
+      if (method === "POST") {
+        if (referer) headers.origin = new URL(referer).origin;
+        headers["content-type"] = request.contentType ?? "application/x-www-form-urlencoded";
+        headers["content-length"] = String(Buffer.byteLength(body ?? ""));
+      }
+      const response = await send(url, endpoint, headers, method, method === "POST" ? (body ?? "") : undefined);
+      for (const setCookie of response.headers["set-cookie"] ?? []) {
+        jar.setCookieSync(setCookie, url.href, { ignoreError: true });
+      }
+      const status = response.statusCode ?? 0;
+      const location = response.headers.location;
+      if (status >= 300 && status < 400 && location) {
+        response.resume();
+        const next = new URL(location, url);
+        // 307/308 repeat the request as it was; the others turn a POST into a GET, as browsers do.
+        if (status !== 307 && status !== 308) {
+          method = "GET";
+          body = undefined;
+        }
+        referer = url.href;
+        url = next;
+        continue;
+      }
+      const text = await readBody(response, hostOf(url));
+      return { url: url.href, status, headers: response.headers, body: text, visited };
+    }
+  }
+
+  return { fetchPage };
+}
+
+async function readBody(response: IncomingMessage, host: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of response as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBodyBytes) {
+        response.destroy();
+        throw new UnreachableError(`${host} sent a page bigger than ${maxBodyBytes} bytes`);
+      }
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (error instanceof UnreachableError) throw error;
+    throw new UnreachableError(`${host} broke off its answer: ${errorCode(error)}`);
+  }
+  let raw = Buffer.concat(chunks);
+  try {
+    const encoding = (response.headers["content-encoding"] ?? "").trim().toLowerCase();
+    if (encoding === "gzip" || encoding === "x-gzip") raw = gunzipSync(raw);
+    else if (encoding === "deflate") raw = inflateSync(raw);
+    else if (encoding === "br") raw = brotliDecompressSync(raw);
+  } catch {
+    throw new UnreachableError(`${host} sent a body that does not decompress`);
+  }
+  return decodeText(raw, response.headers["content-type"]);
+}
+
+function decodeText(bytes: Buffer, contentType: string | undefined): string {
+  const charset = /charset=["']?([\w-]+)/i.exec(contentType ?? "")?.[1] ?? "utf-8";
+  try {
+    return new TextDecoder(charset).decode(bytes);
+  } catch {
+    return new TextDecoder("utf-8").decode(bytes);
+  }
+}
+
+function errorCode(error: unknown): string {
+  if (error && typeof error === "object" && "code" in error && typeof error.code === "string") return error.code;
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,289 @@
+import { isTag, isText, type AnyNode, type Element } from "domhandler";
+import { DomUtils, parseDocument } from "htmlparser2";
+
+/** An HTML page reduced to what a login needs: its forms and controls, links, and the signals around them. */
+
+export interface Control {
+  tag: "input" | "select" | "textarea" | "button";
+  /** Lower-cased `type`; `text` for an input without one, `submit` for a button without one. */
+  type: string;
+  name: string;
+  value: string;
+  id: string;
+  autocomplete: string;
+  inputmode: string;
+  placeholder: string;
+  /** `<label for>`, a wrapping label, aria-labelledby or aria-label, whichever the page gives. */
+  label: string;
+  /** A button's text in lines: "Acme Corp<br><small>ada@acme.example</small>" gives two. */
+  lines: string[];
+  required: boolean;
+  readonly: boolean;
+  disabled: boolean;
+  checked: boolean;
+  /** Hidden from people by markup (a honeypot, or an inactive step): never asked, sent as it is. */
+  concealed: boolean;
+  maxLength: number | null;
+  element: Element;
+}
+
+export interface Form {
+  index: number;
+  action: string;
+  method: "GET" | "POST";
+  /** id, name, class and action, for telling a login form from a search or sign-up form. */
+  identity: string;
+  text: string;
+  controls: Control[];
+  element: Element;
+}
+
+export interface Link {
+  href: string;
+  text: string;
+  element: Element;
+}
+
+export interface PageModel {
+  url: string;
+  title: string;
+  /** The visible text outside header, nav and footer. */
+  text: string;
+  /** The texts of the page's paragraphs, where instructions ("We sent a code to ...") are. */
+  paragraphs: string[];
+  forms: Form[];
+  links: Link[];
+  /** Buttons outside any form (SSO buttons that only script would follow are among them). */
+  looseButtons: Control[];
+  captcha: boolean;
+  /** The site's own error message (role=alert, .alert-danger, .error, ...), if it shows one. */
+  errorText: string | null;
+  /** A sign-out link or button: the page belongs to a signed-in session. */
+  hasSignOut: boolean;
+  /** Literal `localStorage.setItem("k", "v")` calls in inline scripts. */
+  localStorage: Array<{ name: string; value: string }>;
+}
+
+const skippedText = new Set(["script", "style", "noscript", "template", "head", "select", "option"]);
+const chromeElements = new Set(["header", "nav", "footer"]);
+const lineBreaking = new Set(["br", "div", "p", "small", "li", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol"]);
+const errorClasses = new Set([
+  "error", "errors", "alert-danger", "alert-error", "error-message", "errormessage", "form-error", "field-error",
+  "invalid-feedback", "flash-error", "notice-error", "is-danger", "text-danger", "validation-summary-errors", "login-error",
+]);
+const errorWords = /\b(incorrect|invalid|wrong|not recogni[sz]ed|doesn'?t match|does not match|failed|try again|unable to sign|couldn'?t sign|no account)\b/i;
+const captchaClasses = new Set(["g-recaptcha", "h-captcha", "cf-turnstile", "frc-captcha"]);
+const captchaSources = /recaptcha|hcaptcha|turnstile|challenges\.cloudflare\.com|arkoselabs|funcaptcha/i;
+const captchaWords = /verify (that )?you are (a )?human|i'?m not a robot|complete the captcha|solve the captcha/i;
+export const signOutWords = /\b(sign[ -]?out|log[ -]?out|logout|signoff|sign[ -]?off)\b/i;
+const localStorageWrite = /localStorage\s*\.\s*setItem\s*\(\s*(["'])((?:\\.|(?!\1)[^\\])*)\1\s*,\s*(["'])((?:\\.|(?!\3)[^\\])*)\3\s*\)/g;
+
+export function parsePage(html: string, url: string): PageModel {
+  const document = parseDocument(html);
+  const elements = DomUtils.findAll(() => true, document.children);
+  const labelsFor = new Map<string, string>();
+  const byId = new Map<string, Element>();
+  for (const element of elements) {
+    const id = element.attribs.id;
+    if (id && !byId.has(id)) byId.set(id, element);
+    if (element.name === "label" && element.attribs.for) labelsFor.set(element.attribs.for, textOf(element));
+  }
+
+  const forms: Form[] = [];
+  const formOf = new Map<Element, Form>();
+  const links: Link[] = [];
+  const looseButtons: Control[] = [];
+  const localStorage: PageModel["localStorage"] = [];
+  let captcha = false;
+  let errorText: string | null = null;
+  let hasSignOut = false;
+
+  for (const element of elements) {
+    const classes = (element.attribs.class ?? "").toLowerCase().split(/\s+/);
+    if (classes.some((name) => captchaClasses.has(name))) captcha = true;
+    if ((element.name === "script" || element.name === "iframe") && captchaSources.test(element.attribs.src ?? "")) captcha = true;
+    if (element.name === "script" && !element.attribs.src) {
+      for (const match of DomUtils.textContent(element).matchAll(localStorageWrite)) {
+        localStorage.push({ name: unescapeJs(match[2]!), value: unescapeJs(match[4]!) });
+      }
+    }
+    if (errorText === null && (element.attribs.role === "alert" || classes.some((name) => errorClasses.has(name))) && !isConcealed(element)) {
+      const text = textOf(element);
+      if (text) errorText = text;
+    }
+    switch (element.name) {
+      case "form": {
+        const form: Form = {
+          index: forms.length,
+          action: resolveUrl(element.attribs.action, url) ?? url,
+          method: (element.attribs.method ?? "get").toLowerCase() === "post" ? "POST" : "GET",
+          identity: ["id", "name", "class", "action"].map((name) => element.attribs[name] ?? "").join(" ").toLowerCase(),
+          text: textOf(element),
+          controls: [],
+          element,
+        };
+        forms.push(form);
+        formOf.set(element, form);
+        if (signOutWords.test(form.identity)) hasSignOut = true;
+        break;
+      }
+      case "a": {
+        const href = resolveUrl(element.attribs.href, url);
+        const text = textOf(element) || element.attribs["aria-label"] || element.attribs.title || "";
+        if (href && !href.startsWith("javascript:")) links.push({ href, text, element });
+        if (signOutWords.test(text) || signOutWords.test(element.attribs.href ?? "")) hasSignOut = true;
+        break;
+      }
+      case "input":
+      case "select":
+      case "textarea":
+      case "button": {
+        const control = readControl(element, labelsFor, byId);
+        const owner = element.attribs.form ? byId.get(element.attribs.form) : ancestor(element, "form");
+        const form = owner ? formOf.get(owner) : undefined;
+        if (form) form.controls.push(control);
+        else if (control.tag === "button") looseButtons.push(control);
+        if (control.tag === "button" && signOutWords.test(control.lines.join(" "))) hasSignOut = true;
+        break;
+      }
+    }
+  }
+
+  const text = textOf(document, chromeElements);
+  const paragraphs = elements.filter((element) => element.name === "p").map((element) => textOf(element)).filter(Boolean);
+  if (captchaWords.test(text)) captcha = true;
+  if (errorText === null) errorText = errorSentence(forms);
+  const titleElement = DomUtils.findOne((element) => element.name === "title", document.children);
+  const title = titleElement ? textOf(titleElement) : "";
+  return { url, title, text, paragraphs, forms, links, looseButtons, captcha, errorText, hasSignOut, localStorage };
+}
+
+function readControl(element: Element, labelsFor: Map<string, string>, byId: Map<string, Element>): Control {
+  const attribs = element.attribs;
+  const tag = element.name as Control["tag"];
+  const type = (attribs.type ?? (tag === "button" ? "submit" : tag === "input" ? "text" : tag)).toLowerCase();
+  const labelledBy = (attribs["aria-labelledby"] ?? "")
+    .split(/\s+/)
+    .map((id) => byId.get(id))
+    .filter((labelElement): labelElement is Element => labelElement !== undefined)
+    .map((labelElement) => textOf(labelElement))
+    .join(" ");
+  const wrappingLabel = ancestor(element, "label");
+  const label = (attribs.id ? labelsFor.get(attribs.id) : undefined) || (wrappingLabel ? textOf(wrappingLabel) : "") || labelledBy || attribs["aria-label"] || "";
+  const maxLength = Number.parseInt(attribs.maxlength ?? "", 10);
+  return {
+    tag,
+    type,
+    name: attribs.name ?? "",
+    value: tag === "select" ? selectedOption(element) : tag === "textarea" ? DomUtils.textContent(element) : (attribs.value ?? ""),
+    id: attribs.id ?? "",
+    autocomplete: (attribs.autocomplete ?? "").toLowerCase(),
+    inputmode: (attribs.inputmode ?? "").toLowerCase(),
+    placeholder: attribs.placeholder ?? "",
+    label: collapse(label),
+    lines: tag === "button" ? linesOf(element) : attribs.value ? [collapse(attribs.value)] : [],
+    required: "required" in attribs || attribs["aria-required"] === "true",
+    readonly: "readonly" in attribs,
+    disabled: "disabled" in attribs,
+    checked: "checked" in attribs,
+    concealed: isConcealed(element),
+    maxLength: Number.isNaN(maxLength) ? null : maxLength,
+    element,
+  };
+}
+
+function selectedOption(select: Element): string {
+  const options = DomUtils.findAll((element) => element.name === "option", select.children);
+  const chosen = options.find((option) => "selected" in option.attribs) ?? options[0];
+  return chosen ? (chosen.attribs.value ?? collapse(DomUtils.textContent(chosen))) : "";
+}
+
+function isConcealed(element: Element): boolean {
+  for (let node: Element | null = element; node; node = parentElement(node)) {
+    const style = (node.attribs.style ?? "").replace(/\s/g, "").toLowerCase();
+    if ("hidden" in node.attribs || style.includes("display:none") || style.includes("visibility:hidden")) return true;
+  }
+  return false;
+}
+
+/** Whitespace-collapsed visible text; `skip` names elements whose text is left out (site chrome). */
+export function textOf(node: AnyNode, skip: ReadonlySet<string> = new Set()): string {
+  const parts: string[] = [];
+  const walk = (current: AnyNode) => {
+    if (isText(current)) parts.push(current.data);
+    else if (isTag(current)) {
+      if (skip.has(current.name) || skippedText.has(current.name) || "hidden" in current.attribs) return;
+      if (lineBreaking.has(current.name)) parts.push(" ");
+      current.children.forEach(walk);
+      if (lineBreaking.has(current.name)) parts.push(" ");
+    } else if ("children" in current) (current.children as AnyNode[]).forEach(walk);
+  };
+  walk(node);
+  return collapse(parts.join(""));
+}
+
+function linesOf(element: Element): string[] {
+  const lines: string[] = [""];
+  const walk = (node: AnyNode) => {
+    if (isText(node)) lines[lines.length - 1] += node.data;
+    else if (isTag(node) && !skippedText.has(node.name)) {
+      if (lineBreaking.has(node.name)) lines.push("");
+      node.children.forEach(walk);
+      if (lineBreaking.has(node.name)) lines.push("");
+    }
+  };
+  element.children.forEach(walk);
+  return lines.map(collapse).filter(Boolean);
+}
+
+/** Without an element marked as an error, a short line in a form that reads like a rejection. */
+function errorSentence(forms: Form[]): string | null {
+  for (const form of forms) {
+    for (const node of DomUtils.findAll((element) => ["p", "div", "span", "li", "strong"].includes(element.name), form.element.children)) {
+      const text = textOf(node);
+      if (text && text.length < 200 && errorWords.test(text) && !DomUtils.existsOne((child) => child.name === "input", node.children)) return text;
+    }
+  }
+  return null;
+}
+
+/** The XPath of an element, by position: how the hosted page and a browser engine find a button again. */
+export function xpathOf(element: Element): string {
+  const steps: string[] = [];
+  for (let node: Element | null = element; node; node = parentElement(node)) {
+    const siblings = (node.parent?.children ?? []).filter((sibling): sibling is Element => isTag(sibling) && sibling.name === node!.name);
+    steps.unshift(`${node.name}[${siblings.indexOf(node) + 1}]`);
+  }
+  return `/${steps.join("/")}`;
+}
+
+export function resolveUrl(href: string | undefined, base: string): string | null {
+  if (href === undefined) return null;
+  try {
+    const url = new URL(href.trim(), base);
+    url.hash = "";
+    return url.href;
+  } catch {
+    return null;
+  }
+}
+
+export function collapse(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+function ancestor(element: Element, name: string): Element | null {
+  for (let node = parentElement(element); node; node = parentElement(node)) if (node.name === name) return node;
+  return null;
+}
+
+function parentElement(element: Element): Element | null {
+  return element.parent && isTag(element.parent) ? element.parent : null;
+}
+
+function unescapeJs(text: string): string {
+  return text.replace(/\\(u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|.)/g, (_, escape: string) => {
+    if (escape.length > 1) return String.fromCharCode(Number.parseInt(escape.slice(1), 16));
+    return ({ n: "\n", t: "\t", r: "\r" } as Record<string, string>)[escape] ?? escape;
+  });
+}
