@@ -75,7 +75,7 @@ export function credentialsCore(deps: CredentialsCoreDeps) {
     return JSON.parse(await deps.box.open(credential.sealed_values, sealContext(org, credential.id))) as Record<string, string>;
   }
 
-  /** The values fields of `credential` holding `values`, sealed. */
+  /** How `values` are stored: the sorted keys in clear, the map sealed. */
   async function sealedValues(org: string, id: string, values: Record<string, string>) {
     const sorted = Object.fromEntries(Object.entries(values).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     return { value_keys: Object.keys(sorted), sealed_values: await deps.box.seal(JSON.stringify(sorted), sealContext(org, id)) };
@@ -87,10 +87,13 @@ export function credentialsCore(deps: CredentialsCoreDeps) {
     return sealedValues(org, credential.id, Object.fromEntries([...kept, ...Object.entries(change.merge ?? {})]));
   }
 
-  async function newCredential(org: string, input: { name: string; domain: string; values: Record<string, string>; totpSecret: string | null; ssoProvider: string | null }) {
+  async function newCredential(
+    org: string,
+    input: { name: string; domain: string; values: Record<string, string>; totpSecret: string | null; ssoProvider: string | null },
+  ): Promise<Credential> {
     const id = newId("cr");
     const createdAt = clock().toISOString();
-    const credential: Credential = {
+    return {
       id,
       name: input.name,
       domain: input.domain,
@@ -101,7 +104,6 @@ export function credentialsCore(deps: CredentialsCoreDeps) {
       sealed_totp_secret: input.totpSecret ? await deps.box.seal(input.totpSecret, sealContext(org, id)) : null,
       version: 1,
     };
-    return credential;
   }
 
   /** A create or update that just set a TOTP secret answers with the current code, as the official client documents. */
