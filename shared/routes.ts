@@ -13,6 +13,18 @@ export interface Route {
   maxBodyBytes?: number;
   /** The handler streams its answer (Lambda response streaming). */
   streaming?: boolean;
+  /** The function's timeout, when the default (29 s, or 5 minutes for a streamed answer) is not enough. */
+  timeoutSeconds?: number;
+  /**
+   * "none": no authorizer runs and the request carries no org (the exchange, where the one-time code
+   * in the body is the credential). Absent: an API key or a handoff token is required.
+   */
+  auth?: "none";
+  /**
+   * Besides API keys, a handoff token reaches this route, for the `{id}` connection it was issued
+   * for only (the hosted login page's routes).
+   */
+  handoffToken?: true;
   /** What the route's function may touch; CDK grants exactly these. */
   grants: readonly Grant[];
 }
@@ -35,7 +47,7 @@ export const binaryMediaTypes = ["application/zstd", "application/x-tar", "appli
 export const routes: readonly Route[] = [
   { name: "CreateConnection", method: "POST", path: "/auth/connections", handler: "functions/http/connections/create.ts", grants: ["table:read", "table:write", "workflow:start", "workflow:stop"] },
   { name: "ListConnections", method: "GET", path: "/auth/connections", handler: "functions/http/connections/list.ts", grants: ["table:read"] },
-  { name: "GetConnection", method: "GET", path: "/auth/connections/{id}", handler: "functions/http/connections/get.ts", grants: ["table:read"] },
+  { name: "GetConnection", method: "GET", path: "/auth/connections/{id}", handler: "functions/http/connections/get.ts", handoffToken: true, grants: ["table:read"] },
   { name: "UpdateConnection", method: "PATCH", path: "/auth/connections/{id}", handler: "functions/http/connections/update.ts", grants: ["table:read", "table:write"] },
   { name: "DeleteConnection", method: "DELETE", path: "/auth/connections/{id}", handler: "functions/http/connections/delete.ts", grants: ["table:read", "table:write", "workflow:stop"] },
   {
@@ -44,6 +56,25 @@ export const routes: readonly Route[] = [
     path: "/auth/connections/{id}/timeline",
     handler: "functions/http/connections/timeline.ts",
     grants: ["table:read"],
+  },
+  {
+    name: "FollowConnectionEvents",
+    method: "GET",
+    path: "/auth/connections/{id}/events",
+    handler: "functions/http/connections/events.ts",
+    streaming: true,
+    // Lambda's limit: the stream ends itself a minute earlier (maxFollowSeconds).
+    timeoutSeconds: 15 * 60,
+    handoffToken: true,
+    grants: ["table:read"],
+  },
+  {
+    name: "ExchangeHandoffCode",
+    method: "POST",
+    path: "/auth/connections/{id}/exchange",
+    handler: "functions/http/connections/exchange.ts",
+    auth: "none",
+    grants: ["table:read", "table:write", "secrets:use"],
   },
   { name: "CreateProfile", method: "POST", path: "/profiles", handler: "functions/http/profiles/create.ts", grants: ["table:read", "table:write"] },
   { name: "ListProfiles", method: "GET", path: "/profiles", handler: "functions/http/profiles/list.ts", grants: ["table:read"] },
@@ -88,5 +119,5 @@ export const routes: readonly Route[] = [
   },
 ];
 
-/** Every route is behind this bearer-key authorizer. */
-export const authorizer = { name: "Authorizer", handler: "functions/authorizer.ts", grants: ["table:read"] } as const;
+/** Every route but those marked `auth: "none"` is behind this authorizer (API keys and handoff tokens). */
+export const authorizer = { name: "Authorizer", handler: "functions/authorizer.ts", grants: ["table:read", "secrets:use"] } as const;

@@ -73,16 +73,9 @@ export async function startGateway(options: { port: number; host?: string }): Pr
       return errorResponse(new NotFoundError(`no route for ${method} ${url.pathname}`), requestId);
     }
     const headers = singleValueHeaders(request);
-    const authorizerEvent = {
-      type: "REQUEST",
-      methodArn: `arn:aws:execute-api:local:000000000000:local/local/${method}${url.pathname}`,
-      resource: match.entry.route.path,
-      path: url.pathname,
-      httpMethod: method,
-      headers,
-    } as unknown as APIGatewayRequestAuthorizerEvent;
-    const authorization = await authorize(authorizerEvent).catch(() => undefined);
-    if (!authorization?.context) {
+    const unauthenticated = match.entry.route.auth === "none";
+    const authorizerContext = unauthenticated ? null : await authorizerAnswer(method, url.pathname, match.entry.route, headers);
+    if (!unauthenticated && !authorizerContext) {
       await drain(request);
       return errorResponse(new UnauthorizedError(), requestId);
     }
@@ -107,13 +100,28 @@ export async function startGateway(options: { port: number; host?: string }): Pr
       stageVariables: null,
       body: body.length ? body.toString(binary ? "base64" : "utf8") : null,
       isBase64Encoded: binary,
-      requestContext: { requestId, stage: "local", httpMethod: method, path: url.pathname, authorizer: authorization.context },
+      // As in API Gateway, a route without authorization carries no authorizer context.
+      requestContext: { requestId, stage: "local", httpMethod: method, path: url.pathname, authorizer: authorizerContext },
     } as unknown as APIGatewayProxyEvent;
     if (match.entry.route.streaming) {
       await (match.entry.handler as StreamingHandler)(event, response);
       return undefined;
     }
     return (match.entry.handler as ProxyHandler)(event);
+  }
+
+  /** The authorizer's context for the request, or null when it refused it. */
+  async function authorizerAnswer(method: string, path: string, route: Route, headers: Record<string, string>) {
+    const authorizerEvent = {
+      type: "REQUEST",
+      methodArn: `arn:aws:execute-api:local:000000000000:local/local/${method}${path}`,
+      resource: route.path,
+      path,
+      httpMethod: method,
+      headers,
+    } as unknown as APIGatewayRequestAuthorizerEvent;
+    const answer = await authorize(authorizerEvent).catch(() => undefined);
+    return answer?.context ?? null;
   }
 
   await new Promise<void>((done, fail) => {

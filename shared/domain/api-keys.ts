@@ -17,6 +17,11 @@ export function hashApiKey(key: string): string {
   return createHash("sha256").update(key).digest("hex");
 }
 
+/** The credential of an `Authorization: Bearer <credential>` header, or undefined for any other header. */
+export function bearerCredential(authorization: string | undefined): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
+}
+
 export function generateApiKey(): string {
   return `ak_${randomBytes(24).toString("base64url")}`;
 }
@@ -44,9 +49,9 @@ export function apiKeysCore(deps: { store: ApiKeyStore; cacheSeconds: number; no
 
     /** The org of a `Bearer <key>` header, or undefined for a missing, malformed or unknown key. */
     async authenticate(authorization: string | undefined): Promise<string | undefined> {
-      const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
-      if (!match?.[1]) return undefined;
-      const keyHash = hashApiKey(match[1]);
+      const key = bearerCredential(authorization);
+      if (!key) return undefined;
+      const keyHash = hashApiKey(key);
       const cached = verified.get(keyHash);
       if (cached && cached.until > now()) return cached.org;
       const org = await deps.store.findOrg(keyHash);

@@ -36,6 +36,13 @@ export class UnauthorizedError extends AppError {
   }
 }
 
+/** The caller is known but its credential does not reach this route or resource. */
+export class ForbiddenError extends AppError {
+  constructor(message: string) {
+    super(403, "forbidden", message);
+  }
+}
+
 export class NotFoundError extends AppError {
   constructor(message: string) {
     super(404, "not_found", message);
@@ -67,4 +74,17 @@ export class ServiceUnavailableError extends AppError {
   constructor(message: string) {
     super(503, "service_unavailable", message);
   }
+}
+
+/**
+ * The error body of the API for any failure (an HTTP answer's body, an event stream's `error`
+ * frame): an AppError as it is, anything else masked as internal_error.
+ */
+export function errorBody(error: unknown, requestId: string): { code: string; message: string } & Record<string, unknown> {
+  if (!(error instanceof AppError)) {
+    return { code: "internal_error", message: `internal error; quote request id ${requestId} when reporting it` };
+  }
+  const body: { code: string; message: string } & Record<string, unknown> = { code: error.code, message: error.message };
+  if (error.details) body.details = error.details;
+  return Object.assign(body, error.extra);
 }

@@ -1,8 +1,9 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
 import { pipeline } from "node:stream/promises";
 import * as z from "zod/mini";
-import { AppError, BadRequestError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from "../domain/errors.ts";
+import { AppError, BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from "../domain/errors.ts";
 import { log } from "../log.ts";
+import { routes } from "../routes.ts";
 import { headerValue } from "./headers.ts";
 import { errorResponse, type HttpResponse, type StreamingResponse } from "./responses.ts";
 import { lambdaStreaming } from "./lambda-streaming.ts";
@@ -32,6 +33,23 @@ type Run<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMin
   core: C,
 ) => Promise<R>;
 
+/** The request of a route that takes no API key: there is no caller, so no org. */
+export type AnonymousRequest<Params, Query, Body> = Omit<HttpRequest<Params, Query, Body>, "org">;
+
+type AnonymousRun<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType> = (
+  request: AnonymousRequest<z.infer<P>, z.infer<Q>, z.infer<B>>,
+  core: C,
+) => Promise<HttpResponse>;
+
+/** The authorizer's answer, as it reaches a handler (API Gateway hands context values over as strings). */
+interface AuthorizerContext {
+  org?: string;
+  /** Set for a handoff token: the one connection it reaches. */
+  connection_scope?: string;
+  /** Epoch seconds; API Gateway may serve a cached authorizer answer after the token itself expired. */
+  connection_scope_expires_at?: string | number;
+}
+
 /**
  * Wraps one route: validates the event into a typed request, runs the core call, and maps the
  * result or any failure to an API Gateway proxy response. `core` is the route's factory from
@@ -44,7 +62,20 @@ export function httpHandler<
   Q extends z.ZodMiniType = z.ZodMiniUnknown,
   B extends z.ZodMiniType = z.ZodMiniUnknown,
 >(core: () => C, schemas: Schemas<P, Q, B>, run: Run<C, P, Q, B, HttpResponse>): (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult> {
-  return (event) => respond(event, core, schemas, run);
+  return (event) => respond(event, core, schemas, run, authorizedOrg);
+}
+
+/**
+ * The same for a route the route table marks `auth: "none"` (no authorizer runs): the handler gets
+ * no org and must check the credential its request carries itself.
+ */
+export function anonymousHttpHandler<
+  C,
+  P extends z.ZodMiniType = z.ZodMiniUnknown,
+  Q extends z.ZodMiniType = z.ZodMiniUnknown,
+  B extends z.ZodMiniType = z.ZodMiniUnknown,
+>(core: () => C, schemas: Schemas<P, Q, B>, run: AnonymousRun<C, P, Q, B>): (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult> {
+  return (event) => respond(event, core, schemas, run, () => undefined);
 }
 
 /**
@@ -59,14 +90,19 @@ export function streamingHttpHandler<
 >(core: () => C, schemas: Schemas<P, Q, B>, run: Run<C, P, Q, B, HttpResponse | StreamingResponse>): unknown {
   const awslambda = lambdaStreaming();
   return awslambda.streamifyResponse(async (event, responseStream) => {
-    const result = await respond(event, core, schemas, run);
+    const result = await respond(event, core, schemas, run, authorizedOrg);
     const output = awslambda.HttpResponseStream.from(responseStream, { statusCode: result.statusCode, headers: result.headers });
     if ("stream" in result) {
-      await pipeline(result.stream, output);
+      await pipeline(result.stream, output).catch(ignoreHangUp);
     } else {
       output.end(result.body);
     }
   });
+}
+
+/** A client that leaves mid-stream (closing an event stream, cancelling a download) is no failure. */
+function ignoreHangUp(error: unknown): void {
+  if ((error as NodeJS.ErrnoException).code !== "ERR_STREAM_PREMATURE_CLOSE") throw error;
 }
 
 async function respond<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType, R extends HttpResponse | StreamingResponse>(
@@ -74,16 +110,16 @@ async function respond<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B ex
   core: () => C,
   schemas: Schemas<P, Q, B>,
   run: Run<C, P, Q, B, R>,
+  caller: (event: APIGatewayProxyEvent) => string | undefined,
 ): Promise<R | HttpResponse> {
   const requestId = event.requestContext?.requestId ?? "unknown";
   try {
-    const org = event.requestContext?.authorizer?.org as string | undefined;
-    if (!org) throw new UnauthorizedError();
+    const org = caller(event);
     const raw = { contentType: headerValue(event.headers, "content-type"), bytes: rawBody(event) };
     const limit = schemas.rawBodyLimit ?? maxJsonBodyBytes;
     if (raw.bytes.length > limit) throw new PayloadTooLargeError(limit);
     const request = {
-      org,
+      ...(org === undefined ? {} : { org }),
       requestId,
       raw,
       params: parse(schemas.params, event.pathParameters ?? {}, "path"),
@@ -97,6 +133,24 @@ async function respond<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B ex
     }
     return withRequestId(errorResponse(error, requestId), requestId);
   }
+}
+
+/**
+ * The org the authorizer resolved. A handoff token passes only on the routes the route table opens
+ * to it, and only for its own connection.
+ */
+function authorizedOrg(event: APIGatewayProxyEvent): string {
+  const context = (event.requestContext?.authorizer ?? {}) as AuthorizerContext;
+  if (!context.org) throw new UnauthorizedError();
+  if (context.connection_scope === undefined) return context.org;
+  if (!(Number(context.connection_scope_expires_at) > Date.now() / 1000)) {
+    throw new UnauthorizedError("handoff token expired: exchange a new handoff code");
+  }
+  const route = routes.find((candidate) => candidate.path === event.resource && candidate.method === event.httpMethod);
+  if (!route?.handoffToken || event.pathParameters?.id !== context.connection_scope) {
+    throw new ForbiddenError("a handoff token reaches only get, submit and events of the connection it was issued for; use an API key");
+  }
+  return context.org;
 }
 
 function withRequestId<R extends HttpResponse | StreamingResponse>(response: R, requestId: string): R {

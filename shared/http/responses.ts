@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { AppError } from "../domain/errors.ts";
+import { AppError, errorBody } from "../domain/errors.ts";
 
 export interface HttpResponse {
   statusCode: number;
@@ -29,15 +29,11 @@ export function page(items: unknown[], hasMore: boolean, offset: number, limit: 
   return json(200, items, { "x-has-more": String(hasMore), "x-next-offset": String(hasMore ? offset + limit : 0) });
 }
 
-/** The one mapping from a failure to the error body; anything unexpected is masked as a 500. */
+/** The one mapping from a failure to an answer; anything unexpected is masked as a 500. */
 export function errorResponse(error: unknown, requestId: string): HttpResponse {
-  if (error instanceof AppError) {
-    const body: Record<string, unknown> = { code: error.code, message: error.message };
-    if (error.details) body.details = error.details;
-    Object.assign(body, error.extra);
-    const retryable = error.status === 408 || error.status === 429 || error.status >= 500;
-    const headers: Record<string, string> = retryable ? { "retry-after": "1" } : { "x-should-retry": "false" };
-    return json(error.status, body, headers);
-  }
-  return json(500, { code: "internal_error", message: `internal error; quote request id ${requestId} when reporting it` });
+  const body = errorBody(error, requestId);
+  if (!(error instanceof AppError)) return json(500, body);
+  const retryable = error.status === 408 || error.status === 429 || error.status >= 500;
+  const headers: Record<string, string> = retryable ? { "retry-after": "1" } : { "x-should-retry": "false" };
+  return json(error.status, body, headers);
 }

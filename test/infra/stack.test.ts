@@ -141,10 +141,20 @@ describe("the stack's functions", () => {
 });
 
 describe("the API", () => {
-  it("puts every method behind the bearer-key REQUEST authorizer, cached as long as the functions cache a key", () => {
+  it("puts every method except the handoff exchange behind the bearer REQUEST authorizer, cached as long as the functions cache a key", () => {
     const [authorizerId] = ofType("AWS::ApiGateway::Authorizer")[0]!;
-    for (const [, method] of ofType("AWS::ApiGateway::Method")) {
-      expect(method.Properties).toMatchObject({ AuthorizationType: "CUSTOM", AuthorizerId: { Ref: authorizerId } });
+    const unauthenticated = routes.filter((route) => route.auth === "none").map((route) => route.name);
+    expect(unauthenticated).toEqual(["ExchangeHandoffCode"]);
+    for (const route of routes) {
+      const fn = functionFor(route.handler);
+      const [, method] = ofType("AWS::ApiGateway::Method").find(([, m]) => JSON.stringify(m.Properties.Integration).includes(`"${fn}"`))!;
+      if (route.auth === "none") {
+        // The one-time code in the body is the exchange's credential, checked by its handler.
+        expect(method.Properties.AuthorizationType, route.name).toBe("NONE");
+        expect(method.Properties.AuthorizerId, route.name).toBeUndefined();
+      } else {
+        expect(method.Properties, route.name).toMatchObject({ AuthorizationType: "CUSTOM", AuthorizerId: { Ref: authorizerId } });
+      }
     }
     const authorizerFunction = functionFor(authorizer.handler);
     const keyCacheSeconds = (resources[authorizerFunction]!.Properties.Environment as { Variables: Record<string, string> }).Variables.API_KEY_CACHE_SECONDS;
@@ -164,6 +174,14 @@ describe("the API", () => {
       const integration = JSON.stringify(method.Properties.Integration);
       expect(integration.includes('"ResponseTransferMode":"STREAM"'), route.name).toBe(route.streaming === true);
       expect(integration.includes("/response-streaming-invocations"), route.name).toBe(route.streaming === true);
+    }
+  });
+
+  it("lets a route's function run as long as the route table says, the events stream up to Lambda's 15 minutes", () => {
+    const events = routes.find((route) => route.name === "FollowConnectionEvents")!;
+    expect(events.timeoutSeconds).toBe(900);
+    for (const route of routes.filter((candidate) => candidate.timeoutSeconds)) {
+      expect(resources[functionFor(route.handler)]!.Properties.Timeout, route.name).toBe(route.timeoutSeconds);
     }
   });
 

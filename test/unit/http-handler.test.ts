@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent } from "aws-lambda";
 import { describe, expect, it } from "vitest";
 import * as z from "zod/mini";
 import { ConflictError } from "#shared/domain/errors.ts";
-import { httpHandler } from "#shared/http/handler.ts";
+import { anonymousHttpHandler, httpHandler } from "#shared/http/handler.ts";
 import { ok } from "#shared/http/responses.ts";
 
 function event(overrides: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent {
@@ -83,5 +83,70 @@ describe("httpHandler", () => {
     const response = await handler(event({ body: Buffer.from('{"n":7}').toString("base64"), isBase64Encoded: true }));
 
     expect(JSON.parse(response.body)).toEqual({ n: 7 });
+  });
+});
+
+describe("a request authorised by a handoff token", () => {
+  const inAMinute = () => String(Math.floor(Date.now() / 1000) + 60);
+  const seenOrgs: string[] = [];
+  const handler = httpHandler(noCore, {}, async (request) => {
+    seenOrgs.push(request.org);
+    return ok({});
+  });
+
+  function tokenEvent(method: string, resource: string, id: string | undefined, expiresAt = inAMinute()) {
+    return event({
+      httpMethod: method,
+      resource,
+      pathParameters: id === undefined ? null : { id },
+      requestContext: { requestId: "req-3", authorizer: { org: "acme", connection_scope: "ac_1", connection_scope_expires_at: expiresAt } },
+    } as unknown as Partial<APIGatewayProxyEvent>);
+  }
+
+  it("reaches the routes the route table opens to it, for its own connection", async () => {
+    const answers = await Promise.all([
+      handler(tokenEvent("GET", "/auth/connections/{id}", "ac_1")),
+      handler(tokenEvent("GET", "/auth/connections/{id}/events", "ac_1")),
+    ]);
+
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200]);
+    expect(seenOrgs).toEqual(["acme", "acme"]);
+  });
+
+  it.each([
+    ["another connection", "GET", "/auth/connections/{id}", "ac_2"],
+    ["the list", "GET", "/auth/connections", undefined],
+    ["an update of its own connection", "PATCH", "/auth/connections/{id}", "ac_1"],
+    ["a delete of its own connection", "DELETE", "/auth/connections/{id}", "ac_1"],
+    ["a route outside connections", "GET", "/profiles", undefined],
+  ])("answers 403 forbidden for %s", async (_, method, resource, id) => {
+    const response = await handler(tokenEvent(method, resource, id));
+
+    expect(response.statusCode).toBe(403);
+    expect(JSON.parse(response.body)).toMatchObject({ code: "forbidden", message: expect.stringContaining("handoff token") });
+  });
+
+  it("answers 401 once the token has expired, though API Gateway still caches the authorizer's answer", async () => {
+    const response = await handler(tokenEvent("GET", "/auth/connections/{id}", "ac_1", String(Math.floor(Date.now() / 1000) - 1)));
+
+    expect(response.statusCode).toBe(401);
+    expect(JSON.parse(response.body).message).toContain("expired");
+  });
+});
+
+describe("anonymousHttpHandler", () => {
+  it("runs without an authorizer context and hands the core no org", async () => {
+    const seen: unknown[] = [];
+    const handler = anonymousHttpHandler(noCore, { body: z.object({ code: z.string() }) }, async (request) => {
+      seen.push(request);
+      return ok({});
+    });
+
+    const response = await handler(event({ body: JSON.stringify({ code: "c" }), requestContext: { requestId: "req-4" } } as Partial<APIGatewayProxyEvent>));
+
+    expect(response.statusCode).toBe(200);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).not.toHaveProperty("org");
+    expect(seen[0]).toMatchObject({ body: { code: "c" } });
   });
 });
