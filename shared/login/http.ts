@@ -137,7 +137,9 @@ export function createWebClient(options: NetworkOptions): WebClient {
         port: endpoint.port,
         method,
         path: `${url.pathname}${url.search}`,
-        headers,
+        // As a browser writes it (no default port): Node would write "host:443" for TLS over http.request.
+        setHost: false,
+        headers: { host: url.host, ...headers },
         timeout: timeoutMs,
         createConnection: () => {
           options.onConnect?.(endpoint.address);
