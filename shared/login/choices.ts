@@ -100,8 +100,11 @@ export function accountLinkOptions(page: PageModel): Option[] {
   if (!accountPickerWords.test(page.text)) return [];
   const origin = new URL(page.url).origin;
   return page.links
-    .filter((link) => new URL(link.href).origin === origin && link.text && !navigationWords.test(link.text) && !inChrome(link))
-    .filter((link) => new URL(link.href).pathname !== "/")
+    .filter((link) => {
+      const { origin: linkOrigin, pathname } = new URL(link.href);
+      const navigates = navigationWords.test(link.text) || signOutWords.test(pathname) || pathname === "/";
+      return linkOrigin === origin && link.text !== "" && !navigates && !inChrome(link);
+    })
     .map((link) => ({ value: link.href, label: link.text, description: null, selector: xpathOf(link.element), action: { url: link.href } }));
 }
 
@@ -178,7 +181,7 @@ export function isSignOutForm(form: Form): boolean {
 
 /** A masked destination in an MFA option's label: "Text message to ***-1234" -> "***-1234". */
 export function mfaTarget(label: string): string | null {
-  return /\bto\s+(\S.*)$/i.exec(label)?.[1] ?? /[\w()+.\- ]*\*{2,}[\w()*.@\- ]*/.exec(label)?.[0]?.trim() ?? null;
+  return /\b(?:to|at)\s+(\S*\*.*)$/i.exec(label)?.[1] ?? /\S*\*{2,}\S*/.exec(label)?.[0] ?? null;
 }
 
 /** A radio's label in lines: "Acme Corp — ada@acme.example" reads as a name and a description. */

@@ -75,7 +75,7 @@ const signInWords = /\b(sign in|log in|login|verify|verification|two-factor|2-st
 const formPurpose = /log-?in|sign-?in|session|auth|verify|otp|mfa|2fa/;
 const otherPurpose = /search|newsletter|subscribe|register|sign-?up|contact|comment|feedback/;
 const externalWords =
-  /[^.!?]*(check your (email|inbox|phone)|we('ve| have)? sent (you )?(a|an) (link|notification|push|request)|approve (the|this) (sign-?in|request|login)|open the [\w ]{1,30} app to (approve|confirm)|waiting for (approval|confirmation))[^.!?]*[.!?]?/i;
+  /check your (email|inbox|phone)|we('ve| have)? sent (you )?(a|an) (link|notification|push|request)|approve (the|this) (sign-?in|request|login)|open the [\w ]{1,30} app to (approve|confirm)|waiting for (approval|confirmation)/i;
 const instructionWords = /\b(code|sent|authenticator|text message)\b/i;
 
 /** The URL path looks like a sign-in, verification or SSO page. */
@@ -111,7 +111,6 @@ export function analyzeStep(page: PageModel, chosenMfa: MfaType | null): LoginSt
     });
   const best = candidates.filter((candidate) => candidate.score > 0).sort((a, b) => b.score - a.score)[0] ?? null;
   const asksSecret = best?.fields.some((field) => field.canonical === "password" || field.canonical === "code" || field.canonical === "totp_code") ?? false;
-  if (page.hasSignOut && !asksSecret) return null;
 
   const usedIds = new Set<string>();
   let choices: FoundChoice[] = [];
@@ -126,6 +125,10 @@ export function analyzeStep(page: PageModel, chosenMfa: MfaType | null): LoginSt
       if (links.length > 0) choices = typeChoices(links, page, "account", usedIds);
     }
   }
+  // A sign-out control means a session: what else the page offers (a profile form, a "Delete" button)
+  // is not a login step, unless it asks for a secret or is a real picker (accounts, MFA methods).
+  const picksLogin = choices.some((choice) => choice.type === "account" || choice.type === "mfa_method");
+  if (page.hasSignOut && !asksSecret && !picksLogin) return null;
   const fields = best?.fields ?? [];
   const sso = signInPage || fields.length > 0 ? ssoChoices(page, usedIds) : [];
   const allChoices = [...choices, ...sso];
@@ -222,7 +225,7 @@ function promptOf(page: PageModel, fields: ClassifiedField[], choices: FoundChoi
 
 /** A sign-in page with nothing to fill in that tells the person to act elsewhere ("Check your phone to approve"). */
 function externalStep(page: PageModel, signInPage: boolean): LoginStep | null {
-  const message = signInPage ? externalWords.exec(page.text)?.[0]?.trim() : undefined;
+  const message = signInPage ? page.paragraphs.find((paragraph) => paragraph.length <= 300 && externalWords.test(paragraph)) : undefined;
   if (!message) return null;
   return {
     prompt: { discovered_fields: [], fields: [], choices: [], mfa_options: [], sign_in_options: [], pending_sso_buttons: [], external_action_message: message },

@@ -247,14 +247,47 @@ function errorSentence(forms: Form[]): string | null {
   return null;
 }
 
-/** The XPath of an element, by position: how the hosted page and a browser engine find a button again. */
+/**
+ * An XPath that finds the element again on a fresh load of the page, in a browser too: by name and
+ * value for a form control, by its text for a link or button (attribute values such as an SSO
+ * link's `state` change per visit), by position otherwise. htmlparser2 builds no implied
+ * html/body/tbody elements, so a positional path is the last resort.
+ */
 export function xpathOf(element: Element): string {
+  const root = rootOf(element);
+  const text = textOf(element);
+  const name = element.attribs.name;
+  let expression: string | null = null;
+  if (name !== undefined && isQuotable(name) && isQuotable(element.attribs.value ?? "")) {
+    expression = `//${element.name}[@name="${name}"]${element.attribs.value === undefined ? "" : `[@value="${element.attribs.value}"]`}`;
+  } else if (text && isQuotable(text)) expression = `//${element.name}[normalize-space()="${text}"]`;
+  if (expression === null) return positionalXpath(element);
+  const same = DomUtils.findAll((candidate) => candidate.name === element.name && matches(candidate, element, text), root);
+  return same.length > 1 ? `(${expression})[${same.indexOf(element) + 1}]` : expression;
+}
+
+function matches(candidate: Element, element: Element, text: string): boolean {
+  if (element.attribs.name !== undefined) return candidate.attribs.name === element.attribs.name && candidate.attribs.value === element.attribs.value;
+  return textOf(candidate) === text;
+}
+
+function isQuotable(text: string): boolean {
+  return !text.includes('"');
+}
+
+function positionalXpath(element: Element): string {
   const steps: string[] = [];
   for (let node: Element | null = element; node; node = parentElement(node)) {
     const siblings = (node.parent?.children ?? []).filter((sibling): sibling is Element => isTag(sibling) && sibling.name === node!.name);
     steps.unshift(`${node.name}[${siblings.indexOf(node) + 1}]`);
   }
   return `/${steps.join("/")}`;
+}
+
+function rootOf(element: Element): AnyNode[] {
+  let node: AnyNode = element;
+  while (node.parent) node = node.parent;
+  return "children" in node ? (node.children as AnyNode[]) : [node];
 }
 
 export function resolveUrl(href: string | undefined, base: string): string | null {
