@@ -1,7 +1,8 @@
+import { isIP } from "node:net";
 import type { CookieJar, SerializedCookieJar } from "tough-cookie";
 import type { StorageState } from "../archive/storage-state.ts";
 import { log } from "../log.ts";
-import { analyzeStep, hasPasswordForm, isLoginUrl, type FormPlan, type LoginStep, type StepPlan } from "./forms.ts";
+import { analyzeStep, automaticRequest, encodeForm, hasPasswordForm, isLoginUrl, type LoginStep, type StepPlan } from "./forms.ts";
 import { createWebClient, RefusedRequestError, UnreachableError, type NetworkOptions, type Page, type PageRequest } from "./http.ts";
 import { parsePage, type PageModel } from "./page.ts";
 import { hostOf, scopeRefusal } from "./scope.ts";
@@ -38,7 +39,15 @@ interface FlowState {
 
 export type LoginEngineOptions = NetworkOptions;
 
+interface Loaded {
+  page: Page;
+  model: PageModel;
+}
+
 const maxRejections = 3;
+const maxAutomaticHops = 5;
+const navigatesByItself = /http-equiv\s*=\s*["']?refresh|\.submit\(\s*\)/i;
+const passwordInput = /type\s*=\s*["']?password/i;
 const signInLinkText = /^(sign ?in|log ?in|login|sign ?on|log ?on|my account|account)$/i;
 const botWallWords = /just a moment|attention required|access denied|unusual traffic|automated (queries|requests|access)|are you a robot|request blocked/i;
 
@@ -53,16 +62,26 @@ class FlowFailure extends Error {
 export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
   const web = createWebClient(options);
 
+  /** Requests a page, then goes where the page sends a browser by itself (meta refresh, auto-submitted hand-off form). */
+  async function load(jar: CookieJar, target: LoginTarget, request: PageRequest & { url: string }, history: string[]): Promise<Loaded> {
+    let page = await web.fetchPage(jar, target, request.url, request);
+    history.push(...page.visited);
+    let model = parsePage(page.body, page.url);
+    for (let hop = 0; hop < maxAutomaticHops; hop++) {
+      const next = automaticRequest(model);
+      if (!next) break;
+      page = await web.fetchPage(jar, target, next.url, { ...next, referer: page.url });
+      history.push(...page.visited);
+      model = parsePage(page.body, page.url);
+    }
+    return { page, model };
+  }
+
   async function start(target: LoginTarget): Promise<StepOutcome> {
     return outcomeOf(async () => {
       const jar = emptyJar();
       const history: string[] = [];
-      const fetch = async (url: string) => {
-        const page = await web.fetchPage(jar, target, url);
-        history.push(...page.visited);
-        return page;
-      };
-      const step = await findLoginPage(target, fetch);
+      const step = await findLoginPage(target, (url) => load(jar, target, { url }, history));
       const state: FlowState = {
         version: 1,
         jar: serializeJar(jar),
@@ -98,34 +117,36 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
         else {
           // Values typed beside a choice go with it when the choice belongs to the same form.
           const values = choice.form === plan.fieldForm ? recordFields(state, intent.values, secrets) : {};
-          request = formRequest(plan.forms[choice.form!]!, values, choice.pairs ?? [], false, plan.pageUrl);
+          request = { ...encodeForm(plan.forms[choice.form!]!, values, choice.pairs ?? [], false), referer: plan.pageUrl };
         }
       } else {
         const values = recordFields(state, intent.values, secrets);
-        request = formRequest(plan.forms[plan.fieldForm!]!, values, [], true, plan.pageUrl);
+        request = { ...encodeForm(plan.forms[plan.fieldForm!]!, values, [], true), referer: plan.pageUrl };
       }
-      const page = await web.fetchPage(jar, target, request.url, request);
-      state.history.push(...page.visited);
+      const { page, model } = await load(jar, target, request, state.history);
       state.jar = serializeJar(jar);
-      return afterSubmit(state, jar, page, parsePage(page.body, page.url), intent.kind !== "nothing", secrets);
+      return afterSubmit(state, jar, page, model, intent.kind !== "nothing", secrets);
     });
   }
 
   async function probe(target: LoginTarget, session: StorageState, postLoginUrl: string): Promise<ProbeOutcome> {
     let page: Page;
+    let model: PageModel | null = null;
     try {
-      page = await web.fetchPage(storageStateToJar(session), target, postLoginUrl);
+      const jar = storageStateToJar(session);
+      page = await web.fetchPage(jar, target, postLoginUrl);
+      // Most signed-in pages neither redirect by script nor show a password input: no parse for them.
+      if (navigatesByItself.test(page.body)) ({ page, model } = await load(jar, target, { url: page.url }, []));
     } catch (error) {
       if (error instanceof RefusedRequestError || error instanceof UnreachableError) return { state: "unreachable", reason: error.message };
       throw error;
     }
     if (page.status >= 500) return { state: "unreachable", reason: `the site answered HTTP ${page.status}` };
     if (page.status === 401 || page.status === 403) return { state: "logged_out", reason: `the site answered HTTP ${page.status}` };
-    if (page.url !== postLoginUrl && isLoginUrl(page.url)) {
+    if (page.url !== new URL(postLoginUrl).href && isLoginUrl(page.url)) {
       return { state: "logged_out", reason: `redirected to the login page ${new URL(page.url).pathname}` };
     }
-    // Most signed-in pages have no password input at all: skip the parse for them.
-    if (/type\s*=\s*["']?password/i.test(page.body) && hasPasswordForm(parsePage(page.body, page.url))) {
+    if (passwordInput.test(page.body) && hasPasswordForm(model ?? parsePage(page.body, page.url))) {
       return { state: "logged_out", reason: "the page asks for a password" };
     }
     return { state: "logged_in" };
@@ -135,30 +156,30 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
 }
 
 /** The login page: `loginUrl`, or the domain's home page, or a sign-in link on either. */
-async function findLoginPage(target: LoginTarget, fetch: (url: string) => Promise<Page>): Promise<LoginStep> {
-  const entry = target.loginUrl ? await fetch(target.loginUrl) : await fetchHomePage(target.domain, fetch);
-  const entryModel = parsePage(entry.body, entry.url);
-  checkBlocked(entry, entryModel);
-  const entryStep = analyzeStep(entryModel, null);
+async function findLoginPage(target: LoginTarget, load: (url: string) => Promise<Loaded>): Promise<LoginStep> {
+  const entry = target.loginUrl ? await load(target.loginUrl) : await loadHomePage(target.domain, load);
+  checkBlocked(entry);
+  const entryStep = analyzeStep(entry.model, null);
   if (entryStep) return entryStep;
-  for (const link of signInLinks(entryModel, target).slice(0, 3)) {
-    const page = await fetch(link);
-    const model = parsePage(page.body, page.url);
-    checkBlocked(page, model);
-    const step = analyzeStep(model, null);
+  for (const link of signInLinks(entry.model, target).slice(0, 3)) {
+    const linked = await load(link);
+    checkBlocked(linked);
+    const step = analyzeStep(linked.model, null);
     if (step) return step;
   }
-  throw new FlowFailure("login_form_not_found", `no login form at ${pathOf(entry.url)} (HTTP ${entry.status}) nor behind a sign-in link on it`);
+  const scripted = entry.model.forms.length === 0 && /<script\b/i.test(entry.page.body) ? " (the page may build its form with script, which this HTTP engine does not run)" : "";
+  throw new FlowFailure("login_form_not_found", `no login form at ${pathOf(entry.page.url)} (HTTP ${entry.page.status}) nor behind a sign-in link on it${scripted}`);
 }
 
 /** https first; plain http too for an IP literal or localhost, where local test sites run. */
-async function fetchHomePage(domain: string, fetch: (url: string) => Promise<Page>): Promise<Page> {
-  const local = domain === "localhost" || /^[\d.]+$|:/.test(domain);
+async function loadHomePage(domain: string, load: (url: string) => Promise<Loaded>): Promise<Loaded> {
+  const local = domain === "localhost" || isIP(domain) !== 0;
+  const host = isIP(domain) === 6 ? `[${domain}]` : domain;
   try {
-    return await fetch(`https://${domain.includes(":") ? `[${domain}]` : domain}/`);
+    return await load(`https://${host}/`);
   } catch (error) {
     if (!local || !(error instanceof UnreachableError)) throw error;
-    return fetch(`http://${domain.includes(":") ? `[${domain}]` : domain}/`);
+    return load(`http://${host}/`);
   }
 }
 
@@ -172,7 +193,7 @@ function signInLinks(model: PageModel, target: LoginTarget): string[] {
 }
 
 function afterSubmit(state: FlowState, jar: CookieJar, page: Page, model: PageModel, answered: boolean, secrets: string[]): StepOutcome {
-  checkBlocked(page, model);
+  checkBlocked({ page, model });
   const siteError = redact(model.errorText, secrets);
   const step = analyzeStep(model, state.chosenMfa);
   if (step) {
@@ -224,19 +245,8 @@ function addRequirement(requirements: LoginRequirement[], requirement: LoginRequ
   return requirement === null || requirements.includes(requirement) ? requirements : [...requirements, requirement];
 }
 
-function formRequest(form: FormPlan, values: Record<string, string>, pairs: Array<[string, string]>, withSubmitter: boolean, referer: string) {
-  const params = new URLSearchParams();
-  for (const entry of form.entries) params.append(entry.name, "field" in entry ? (values[entry.field] ?? "") : entry.value);
-  for (const [name, value] of pairs) params.append(name, value);
-  if (withSubmitter && form.submitter) params.append(...form.submitter);
-  if (form.method === "POST") return { url: form.action, method: "POST" as const, body: params.toString(), referer };
-  const url = new URL(form.action);
-  url.search = params.toString();
-  return { url: url.href, referer };
-}
-
 /** Captchas and bot walls end a flow: an HTTP client cannot get past them. */
-function checkBlocked(page: Page, model: PageModel): void {
+function checkBlocked({ page, model }: Loaded): void {
   if (model.captcha) throw new FlowFailure("captcha_blocked", `${pathOf(page.url)} asks to solve a captcha`);
   if ([403, 429, 503].includes(page.status) && botWallWords.test(`${model.title} ${model.text}`)) {
     throw new FlowFailure("bot_detected", `${hostOf(new URL(page.url))} answered HTTP ${page.status} with a bot check`);

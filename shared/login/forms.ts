@@ -201,6 +201,38 @@ function formPlan(form: Form, fields: ClassifiedField[], choiceNames: Set<string
   return { action: form.action, method: form.method, entries, submitter: submit?.name ? [submit.name, submit.value] : null };
 }
 
+export interface FormRequest {
+  url: string;
+  method?: "POST";
+  body?: string;
+}
+
+/** The request a browser sends for `form`: its entries in order, then `pairs`, then (typing done) the submit button. */
+export function encodeForm(form: FormPlan, values: Record<string, string>, pairs: Array<[string, string]>, withSubmitter: boolean): FormRequest {
+  const params = new URLSearchParams();
+  for (const entry of form.entries) params.append(entry.name, "field" in entry ? (values[entry.field] ?? "") : entry.value);
+  for (const [name, value] of pairs) params.append(name, value);
+  if (withSubmitter && form.submitter) params.append(...form.submitter);
+  if (form.method === "POST") return { url: form.action, method: "POST", body: params.toString() };
+  const url = new URL(form.action);
+  url.search = params.toString();
+  return { url: url.href };
+}
+
+/**
+ * Where the page sends a browser on its own: a short meta refresh, or a form of hidden values that
+ * a script submits on load (the SAML and OIDC form_post hand-off between an identity provider and the site).
+ */
+export function automaticRequest(page: PageModel): FormRequest | null {
+  // A page that refreshes itself (waiting for an approval) is a step, not a hand-off.
+  if (page.refreshUrl && page.refreshUrl !== page.url) return { url: page.refreshUrl };
+  if (!page.submitsByScript) return null;
+  const handoff = page.forms.find(
+    (form) => form.controls.some((control) => control.type === "hidden") && form.controls.every((control) => control.type === "hidden" || isSubmit(control)),
+  );
+  return handoff ? encodeForm(formPlan(handoff, [], new Set()), {}, [], false) : null;
+}
+
 function promptOf(page: PageModel, fields: ClassifiedField[], choices: FoundChoice[]): FlowPrompt {
   const hint = fields.some((field) => field.canonical === "code" || field.canonical === "totp_code")
     ? (page.paragraphs.find((paragraph) => paragraph.length <= 200 && instructionWords.test(paragraph)) ?? null)

@@ -62,6 +62,10 @@ export interface PageModel {
   hasSignOut: boolean;
   /** Literal `localStorage.setItem("k", "v")` calls in inline scripts. */
   localStorage: Array<{ name: string; value: string }>;
+  /** Where a `<meta http-equiv="refresh">` of a few seconds at most sends the browser. */
+  refreshUrl: string | null;
+  /** A script or `onload` submits a form by itself (SAML and OIDC form_post hand-offs do). */
+  submitsByScript: boolean;
 }
 
 const skippedText = new Set(["script", "style", "noscript", "template", "head", "select", "option"]);
@@ -76,6 +80,9 @@ const captchaClasses = new Set(["g-recaptcha", "h-captcha", "cf-turnstile", "frc
 const captchaSources = /recaptcha|hcaptcha|turnstile|challenges\.cloudflare\.com|arkoselabs|funcaptcha/i;
 const captchaWords = /verify (that )?you are (a )?human|i'?m not a robot|complete the captcha|solve the captcha/i;
 export const signOutWords = /\b(sign[ -]?out|log[ -]?out|logout|signoff|sign[ -]?off)\b/i;
+const scriptSubmit = /\.submit\(\s*\)/;
+const metaRefresh = /^\s*(\d+)(?:\.\d*)?\s*[;,]\s*url\s*=\s*(\S.*?)\s*$/i;
+const maxRefreshSeconds = 5;
 const localStorageWrite = /localStorage\s*\.\s*setItem\s*\(\s*(["'])((?:\\.|(?!\1)[^\\])*)\1\s*,\s*(["'])((?:\\.|(?!\3)[^\\])*)\3\s*\)/g;
 
 export function parsePage(html: string, url: string): PageModel {
@@ -97,15 +104,24 @@ export function parsePage(html: string, url: string): PageModel {
   let captcha = false;
   let errorText: string | null = null;
   let hasSignOut = false;
+  let refreshUrl: string | null = null;
+  let submitsByScript = false;
 
   for (const element of elements) {
     const classes = (element.attribs.class ?? "").toLowerCase().split(/\s+/);
     if (classes.some((name) => captchaClasses.has(name))) captcha = true;
     if ((element.name === "script" || element.name === "iframe") && captchaSources.test(element.attribs.src ?? "")) captcha = true;
     if (element.name === "script" && !element.attribs.src) {
-      for (const match of DomUtils.textContent(element).matchAll(localStorageWrite)) {
+      const script = DomUtils.textContent(element);
+      for (const match of script.matchAll(localStorageWrite)) {
         localStorage.push({ name: unescapeJs(match[2]!), value: unescapeJs(match[4]!) });
       }
+      if (scriptSubmit.test(script)) submitsByScript = true;
+    }
+    if (scriptSubmit.test(element.attribs.onload ?? "")) submitsByScript = true;
+    if (element.name === "meta" && (element.attribs["http-equiv"] ?? "").toLowerCase() === "refresh" && refreshUrl === null) {
+      const refresh = metaRefresh.exec(element.attribs.content ?? "");
+      if (refresh && Number(refresh[1]) <= maxRefreshSeconds) refreshUrl = resolveUrl(refresh[2]!.replace(/^["']|["']$/g, ""), url);
     }
     if (errorText === null && (element.attribs.role === "alert" || classes.some((name) => errorClasses.has(name))) && !isConcealed(element)) {
       const text = textOf(element);
@@ -155,7 +171,7 @@ export function parsePage(html: string, url: string): PageModel {
   if (errorText === null) errorText = errorSentence(forms);
   const titleElement = DomUtils.findOne((element) => element.name === "title", document.children);
   const title = titleElement ? textOf(titleElement) : "";
-  return { url, title, text, paragraphs, forms, links, looseButtons, captcha, errorText, hasSignOut, localStorage };
+  return { url, title, text, paragraphs, forms, links, looseButtons, captcha, errorText, hasSignOut, localStorage, refreshUrl, submitsByScript };
 }
 
 function readControl(element: Element, labelsFor: Map<string, string>, byId: Map<string, Element>): Control {
