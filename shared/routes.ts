@@ -58,6 +58,21 @@ export const routes: readonly Route[] = [
     grants: ["table:read"],
   },
   {
+    name: "StartConnectionLogin",
+    method: "POST",
+    path: "/auth/connections/{id}/login",
+    handler: "functions/http/connections/login.ts",
+    grants: ["table:read", "table:write", "archives:read", "workflow:start", "workflow:stop"],
+  },
+  {
+    name: "SubmitConnectionInput",
+    method: "POST",
+    path: "/auth/connections/{id}/submit",
+    handler: "functions/http/connections/submit.ts",
+    handoffToken: true,
+    grants: ["table:read", "table:write", "secrets:use", "workflow:signal"],
+  },
+  {
     name: "FollowConnectionEvents",
     method: "GET",
     path: "/auth/connections/{id}/events",

@@ -1,6 +1,5 @@
 import { reauthCore } from "../domain/connection-workflow.ts";
 import { flowTaskCore, loginRouteCore, type LoginOutcomeDeps } from "../domain/login-flows.ts";
-import { answerPrompt, canReauthReason } from "../login/auto-answer.ts";
 import type { Config } from "../config.ts";
 import { perConfig, workflowTiming } from "./config.ts";
 import { credentials } from "./credentials.ts";
@@ -16,7 +15,6 @@ function outcomeDeps(config: Config): LoginOutcomeDeps {
     connections: connectionStore(config),
     sessions: profileSessions(config),
     credentials: credentials(config),
-    canReauthReason,
     timelineRetentionDays: config.TIMELINE_RETENTION_DAYS,
   };
 }
@@ -42,5 +40,5 @@ export const flowTasks = perConfig((config) =>
 
 /** The health-check loop's Reauth task state. */
 export const reauth = perConfig((config) =>
-  reauthCore({ ...outcomeDeps(config), engine: loginEngine(config), answer: answerPrompt, timing: workflowTiming(config) }),
+  reauthCore({ ...outcomeDeps(config), engine: loginEngine(config), timing: workflowTiming(config) }),
 );

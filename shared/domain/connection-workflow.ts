@@ -1,7 +1,8 @@
 import { newId } from "../ids.ts";
 import { log } from "../log.ts";
 import { totpCode } from "../login/totp.ts";
-import type { FlowPrompt, LoginEngine, StepOutcome, Submission } from "../login/types.ts";
+import { answerPrompt } from "../login/auto-answer.ts";
+import type { LoginEngine, StepOutcome } from "../login/types.ts";
 import type { WorkflowState } from "../workflow/definition.ts";
 import type { Connection, ConnectionStore } from "./connection.ts";
 import { loginOutcomes, loginTarget, type LoginOutcomeDeps } from "./login-flows.ts";
@@ -47,15 +48,8 @@ export interface ContinuationDeps {
 
 export interface ReauthDeps extends LoginOutcomeDeps {
   engine: Pick<LoginEngine, "start" | "submit">;
-  answer: AnswerPrompt;
   timing: WorkflowTiming;
 }
-
-/** Fills a prompt from a stored credential without a human (shared/login/auto-answer.ts). */
-export type AnswerPrompt = (
-  prompt: FlowPrompt,
-  credential: { values: Record<string, string>; totpCode: (() => string) | null },
-) => { submission: Submission } | { blocked: string };
 
 const dayMs = 24 * 60 * 60 * 1000;
 
@@ -146,7 +140,7 @@ export function reauthCore(deps: ReauthDeps) {
     const target = loginTarget(connection);
     let outcome = await deps.engine.start(target);
     for (let step = 0; outcome.kind === "input" && step < maxReauthSteps; step++) {
-      const answer = deps.answer(outcome.prompt, answers);
+      const answer = answerPrompt(outcome.prompt, answers);
       if ("blocked" in answer) return { kind: "blocked", reason: answer.blocked };
       outcome = await deps.engine.submit(target, outcome.state, answer.submission);
     }

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { newId } from "../ids.ts";
 import { log } from "../log.ts";
-import type { FlowPrompt, LoginEngine, LoginRequirement, LoginTarget, StepOutcome, Submission } from "../login/types.ts";
+import { canReauthReason, reauthPossible } from "../login/auto-answer.ts";
+import type { FlowPrompt, LoginEngine, LoginTarget, StepOutcome, Submission } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
 import type { FlowExecutionInput } from "../workflow/definition.ts";
 import { noFlow, type Connection, type ConnectionStore, type RecordGuard, type TimelineEvent, type TimelineRecord } from "./connection.ts";
@@ -24,9 +25,6 @@ export interface LoginCredentials {
   saveFromLogin(org: string, credential: { name: string; domain: string; values: Record<string, string> }): Promise<{ id: string; name: string }>;
 }
 
-/** Whether a stored credential can replay a login that needed `requirements` (shared/login/auto-answer.ts). */
-export type CanReauthReason = (requirements: LoginRequirement[], credential: { totpSecret: string | null } | undefined) => string;
-
 /** Answers to the resumable step waiting for input (SendTaskSuccess in Step Functions). */
 export interface FlowSignal {
   resume(taskToken: string): Promise<void>;
@@ -36,7 +34,6 @@ export interface LoginOutcomeDeps {
   connections: ConnectionStore;
   sessions: ProfileSessions;
   credentials: LoginCredentials;
-  canReauthReason: CanReauthReason;
   timelineRetentionDays: number;
   now?: () => Date;
 }
@@ -115,7 +112,7 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
       if (!saved) return undefined;
       const credentialName = await saveCredential(connection, outcome.durableValues);
       const credential = credentialName ? await deps.credentials.forLogin(connection.org, credentialName) : undefined;
-      const reason = connection.credential?.provider && !credentialName ? "external_credential" : deps.canReauthReason(outcome.requirements, credential);
+      const reason = canReauthReason(outcome.requirements, credential !== undefined, Boolean(credential?.totpSecret), Boolean(connection.credential?.provider));
       const now = clock().toISOString();
       return deps.connections.guardedUpdate(
         connection.org,
@@ -134,7 +131,7 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
           last_auth_at: now,
           post_login_url: outcome.postLoginUrl,
           login_requirements: outcome.requirements,
-          can_reauth: positiveReauthReasons.has(reason),
+          can_reauth: reauthPossible(reason),
           can_reauth_reason: reason,
           ...(credentialName && !connection.credential?.name ? { credential: { name: credentialName, provider: null, path: null, auto: false } } : {}),
           ...changes,
@@ -159,8 +156,6 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
     },
   };
 }
-
-export const positiveReauthReasons = new Set(["has_credential", "external_credential", "requirements_satisfiable"]);
 
 export interface LoginRouteDeps {
   connections: ConnectionStore;
