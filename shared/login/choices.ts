@@ -50,7 +50,7 @@ const ssoWords = /^(?:sign in|log in|login|continue|sign up|connect)\s+(?:with|u
 const navigationWords = /sign ?out|log ?out|help|privacy|terms|cancel|back|home|forgot|create|sign ?up|register|learn more|support/i;
 const dismissWords = /^(cancel|back|close|skip|not now|no thanks)$/i;
 
-export function mfaTypeOf(value: string, label: string): MfaType | null {
+function mfaTypeOf(value: string, label: string): MfaType | null {
   return mfaValueSynonyms[value.toLowerCase()] ?? mfaLabelPatterns.find(([, pattern]) => pattern.test(label))?.[0] ?? null;
 }
 

@@ -116,12 +116,13 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
         if (choice.url !== undefined) request = { url: choice.url, referer: plan.pageUrl };
         else {
           // Values typed beside a choice go with it when the choice belongs to the same form.
-          const values = choice.form === plan.fieldForm ? recordFields(state, intent.values, secrets) : {};
+          const values = choice.form === plan.fieldForm ? intent.values : {};
+          recordFields(state, values, secrets);
           request = { ...encodeForm(plan.forms[choice.form!]!, values, choice.pairs ?? [], false), referer: plan.pageUrl };
         }
       } else {
-        const values = recordFields(state, intent.values, secrets);
-        request = { ...encodeForm(plan.forms[plan.fieldForm!]!, values, [], true), referer: plan.pageUrl };
+        recordFields(state, intent.values, secrets);
+        request = { ...encodeForm(plan.forms[plan.fieldForm!]!, intent.values, [], true), referer: plan.pageUrl };
       }
       const { page, model } = await load(jar, target, request, state.history);
       state.jar = serializeJar(jar);
@@ -222,8 +223,8 @@ function afterSubmit(state: FlowState, jar: CookieJar, page: Page, model: PageMo
   };
 }
 
-/** Records what the submitted fields were (requirements, durable values) and returns them by field id. */
-function recordFields(state: FlowState, values: Record<string, string>, secrets: string[]): Record<string, string> {
+/** Records what the submitted fields were: requirements, durable values, and the secrets a site message must not echo. */
+function recordFields(state: FlowState, values: Record<string, string>, secrets: string[]): void {
   for (const field of state.step.fields) {
     const value = values[field.id];
     if (!value) continue;
@@ -238,7 +239,6 @@ function recordFields(state: FlowState, values: Record<string, string>, secrets:
     }
     if (field.type !== "identifier" && field.type !== "text") secrets.push(value);
   }
-  return values;
 }
 
 function addRequirement(requirements: LoginRequirement[], requirement: LoginRequirement | null): LoginRequirement[] {

@@ -32,7 +32,7 @@ const channelPatterns: Array<[MfaType, RegExp]> = [
 ];
 
 /** The MFA channel a text names ("the code from your authenticator app" -> totp), or null. */
-export function channelOf(text: string): MfaType | null {
+function channelOf(text: string): MfaType | null {
   return channelPatterns.find(([, pattern]) => pattern.test(text))?.[0] ?? null;
 }
 
@@ -140,7 +140,7 @@ export function toCanonicalField(field: ClassifiedField): CanonicalField {
   };
 }
 
-export function cssSelector(control: Control): string {
+function cssSelector(control: Control): string {
   if (/^[A-Za-z][\w-]*$/.test(control.id)) return `#${control.id}`;
   return `${control.tag}[name="${control.name.replace(/["\\]/g, "\\$&")}"]`;
 }

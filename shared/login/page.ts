@@ -53,8 +53,6 @@ export interface PageModel {
   paragraphs: string[];
   forms: Form[];
   links: Link[];
-  /** Buttons outside any form (SSO buttons that only script would follow are among them). */
-  looseButtons: Control[];
   captcha: boolean;
   /** The site's own error message (role=alert, .alert-danger, .error, ...), if it shows one. */
   errorText: string | null;
@@ -99,7 +97,6 @@ export function parsePage(html: string, url: string): PageModel {
   const forms: Form[] = [];
   const formOf = new Map<Element, Form>();
   const links: Link[] = [];
-  const looseButtons: Control[] = [];
   const localStorage: PageModel["localStorage"] = [];
   let captcha = false;
   let errorText: string | null = null;
@@ -157,8 +154,8 @@ export function parsePage(html: string, url: string): PageModel {
         const control = readControl(element, labelsFor, byId);
         const owner = element.attribs.form ? byId.get(element.attribs.form) : ancestor(element, "form");
         const form = owner ? formOf.get(owner) : undefined;
+        // A button outside any form only does something with script, which this engine does not run.
         if (form) form.controls.push(control);
-        else if (control.tag === "button") looseButtons.push(control);
         if (control.tag === "button" && signOutWords.test(control.lines.join(" "))) hasSignOut = true;
         break;
       }
@@ -171,7 +168,7 @@ export function parsePage(html: string, url: string): PageModel {
   if (errorText === null) errorText = errorSentence(forms);
   const titleElement = DomUtils.findOne((element) => element.name === "title", document.children);
   const title = titleElement ? textOf(titleElement) : "";
-  return { url, title, text, paragraphs, forms, links, looseButtons, captcha, errorText, hasSignOut, localStorage, refreshUrl, submitsByScript };
+  return { url, title, text, paragraphs, forms, links, captcha, errorText, hasSignOut, localStorage, refreshUrl, submitsByScript };
 }
 
 function readControl(element: Element, labelsFor: Map<string, string>, byId: Map<string, Element>): Control {
@@ -223,7 +220,7 @@ function isConcealed(element: Element): boolean {
 }
 
 /** Whitespace-collapsed visible text; `skip` names elements whose text is left out (site chrome). */
-export function textOf(node: AnyNode, skip: ReadonlySet<string> = new Set()): string {
+function textOf(node: AnyNode, skip: ReadonlySet<string> = new Set()): string {
   const parts: string[] = [];
   const walk = (current: AnyNode) => {
     if (isText(current)) parts.push(current.data);
@@ -306,7 +303,7 @@ function rootOf(element: Element): AnyNode[] {
   return "children" in node ? (node.children as AnyNode[]) : [node];
 }
 
-export function resolveUrl(href: string | undefined, base: string): string | null {
+function resolveUrl(href: string | undefined, base: string): string | null {
   if (href === undefined) return null;
   try {
     const url = new URL(href.trim(), base);
@@ -317,7 +314,7 @@ export function resolveUrl(href: string | undefined, base: string): string | nul
   }
 }
 
-export function collapse(text: string): string {
+function collapse(text: string): string {
   return text.replace(/\s+/g, " ").trim();
 }
 
