@@ -51,7 +51,7 @@ export async function startLocalStepFunctions(options: { stateMachineArn: string
   const placeholders = Object.fromEntries(
     Object.values(workflowTasks).map((task) => [task.placeholder, localFunctionArn(task.functionName)]),
   );
-  const machine = new StateMachine(substitutedDefinition(placeholders) as unknown as ConstructorParameters<typeof StateMachine>[0]);
+  const machine = new StateMachine(withLocalTaskTimeouts(substitutedDefinition(placeholders)) as unknown as ConstructorParameters<typeof StateMachine>[0]);
   const executions = new Map<string, Execution>();
   const taskTokens = new Map<string, { resolve(value: unknown): void; reject(error: Error): void }>();
 
@@ -74,8 +74,9 @@ export async function startLocalStepFunctions(options: { stateMachineArn: string
         const invoke = task.waitsForTaskToken
           ? async (input: JSONValue) => {
               const { token, result } = awaitTaskToken();
-              await module.handler({ ...payloadOf(input), task_token: token });
-              return (await result) as JSONValue;
+              const payload = payloadOf(input);
+              await module.handler({ ...payload, task_token: token });
+              return (await withTimeout(result, Number(payload.input_timeout_seconds) * 1000)) as JSONValue;
             }
           : async (input: JSONValue) => ({ Payload: (await module.handler(payloadOf(input))) as JSONValue });
         return [state, invoke] as const;
@@ -232,4 +233,30 @@ export async function startLocalStepFunctions(options: { stateMachineArn: string
 /** The JSON protocol carries timestamps as epoch seconds. */
 function seconds(date: Date): number {
   return date.getTime() / 1000;
+}
+
+/**
+ * aws-local-stepfunctions evaluates `TimeoutSecondsPath` against the task's effective input (after
+ * `Parameters`), where Step Functions uses the state input; so locally the token-waiting tasks get
+ * a day's `TimeoutSeconds` (no flow lives that long) and their wrapper enforces the wait from the
+ * same value, which the ASL also hands the function in its Payload.
+ */
+function withLocalTaskTimeouts(definition: Record<string, unknown>): Record<string, unknown> {
+  const states = definition.States as Record<string, Record<string, unknown>>;
+  for (const [name, task] of Object.entries(workflowTasks) as [string, { waitsForTaskToken?: boolean }][]) {
+    const state = states[name];
+    if (!task.waitsForTaskToken || !state) continue;
+    delete state.TimeoutSecondsPath;
+    state.TimeoutSeconds = 24 * 60 * 60;
+  }
+  return definition;
+}
+
+/** Rejects as Step Functions' own `States.Timeout`, so the state's Catch routes it as in AWS. */
+function withTimeout<T>(work: Promise<T>, milliseconds: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error("the task timed out"), { name: "States.Timeout" })), milliseconds);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
