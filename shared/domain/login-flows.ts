@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { newId } from "../ids.ts";
 import { log } from "../log.ts";
 import { canReauthReason, reauthPossible } from "../login/auto-answer.ts";
+import { submissionProblem } from "../login/submission.ts";
 import type { FlowPrompt, LoginEngine, LoginTarget, StepOutcome, Submission } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
 import type { FlowExecutionInput } from "../workflow/definition.ts";
@@ -56,6 +57,19 @@ function promptFields(prompt: FlowPrompt | null) {
     sign_in_options: prompt ? prompt.sign_in_options : null,
     pending_sso_buttons: prompt ? prompt.pending_sso_buttons : null,
     external_action_message: prompt ? prompt.external_action_message : null,
+  };
+}
+
+/** The prompt the flow is waiting on, as the record shows it. */
+function promptOf(connection: Connection): FlowPrompt {
+  return {
+    discovered_fields: (connection.discovered_fields ?? []) as FlowPrompt["discovered_fields"],
+    fields: (connection.fields ?? []) as FlowPrompt["fields"],
+    choices: (connection.choices ?? []) as FlowPrompt["choices"],
+    mfa_options: (connection.mfa_options ?? []) as FlowPrompt["mfa_options"],
+    sign_in_options: (connection.sign_in_options ?? []) as FlowPrompt["sign_in_options"],
+    pending_sso_buttons: (connection.pending_sso_buttons ?? []) as FlowPrompt["pending_sso_buttons"],
+    external_action_message: connection.external_action_message,
   };
 }
 
@@ -252,6 +266,8 @@ export function loginRouteCore(deps: LoginRouteDeps) {
       if (connection.flow_expires_at && Date.parse(connection.flow_expires_at) <= clock().getTime()) {
         throw new ConflictError(`the login flow of auth connection '${id}' has expired: start a new login`);
       }
+      const problem = submissionProblem(promptOf(connection), given);
+      if (problem) throw new BadRequestError(`submit: ${problem}`, [{ code: "body", message: problem }]);
       const sealed = await deps.secrets.seal(JSON.stringify(given), sealContext(connection, flowId, "submission"));
       const updated = await deps.connections.guardedUpdate(
         org,

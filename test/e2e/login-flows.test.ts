@@ -112,14 +112,20 @@ describe("login flows through the gateway, driven by the official client", () =>
     expect(running.executions?.filter((execution) => execution.name?.startsWith(`${created.id}-login-`))).toHaveLength(1);
   });
 
-  it("answers 409 to a submit when no flow waits for input, and 400 to an empty one", async () => {
+  it("answers 409 to a submit when no flow waits for input, and 400 to one that answers nothing, changing nothing", async () => {
     const created = await connectionFor("plain");
 
     await expect(client.auth.connections.submit(created.id, { fields: { password: "x" } })).rejects.toMatchObject({ status: 409 });
     await client.auth.connections.login(created.id);
     await nextFlowState(client, created.id);
+    const waiting = await client.auth.connections.retrieve(created.id);
     await expect(client.auth.connections.submit(created.id, { fields: {} })).rejects.toMatchObject({ status: 400 });
-    expect((await client.auth.connections.retrieve(created.id)).flow_step).toBe("AWAITING_INPUT");
+    await expect(client.auth.connections.submit(created.id, { field_values: { shoe_size: "44" } })).rejects.toMatchObject({
+      status: 400,
+      error: { message: expect.stringContaining("unknown field 'shoe_size'") },
+    });
+    await expect(client.auth.connections.submit(created.id, { selected_choice_id: "nope" })).rejects.toMatchObject({ status: 400 });
+    expect(await client.auth.connections.retrieve(created.id)).toEqual(waiting);
   });
 
   it("cancels a flow when its connection is deleted mid-flow: the events stream ends CANCELED and the execution is stopped", async () => {
