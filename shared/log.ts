@@ -21,3 +21,20 @@ export const log = {
   warn: (message: string, fields: Record<string, unknown> = {}) => write("warn", message, fields),
   error: (message: string, fields: Record<string, unknown> = {}) => write("error", message, fields),
 };
+
+/** The namespace of the service's own metrics; the dashboard (infra/constructs/observability.ts) reads it. */
+export const metricNamespace = "AuthConnectionService";
+
+/**
+ * One count as a CloudWatch embedded-metric log line: Lambda's log pipeline turns it into a metric
+ * with no API call, and locally it is just a log line. `fields` ride along for Logs Insights.
+ */
+export function countMetric(name: string, fields: Record<string, unknown> = {}): void {
+  process.stdout.write(
+    `${JSON.stringify({
+      _aws: { Timestamp: Date.now(), CloudWatchMetrics: [{ Namespace: metricNamespace, Dimensions: [[]], Metrics: [{ Name: name, Unit: "Count" }] }] },
+      [name]: 1,
+      ...fields,
+    })}\n`,
+  );
+}

@@ -17,10 +17,11 @@ import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import type { ILogGroup } from "aws-cdk-lib/aws-logs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
+import { metricNamespace } from "#shared/log.ts";
 import type { RouteFunction } from "./api.ts";
 
-/** Where the re-auth task is to publish its outcomes as embedded metrics; the widget waits for it. */
-const reauthMetric = { namespace: "AuthConnectionService", metricName: "ReAuths" } as const;
+/** The re-auth task counts each re-auth as an embedded metric (shared/log.ts). */
+const reauthMetric = { namespace: metricNamespace, metricName: "ReAuths" } as const;
 
 export interface ObservabilityProps {
   dashboardName: string;

@@ -1,5 +1,5 @@
 import { newId } from "../ids.ts";
-import { log } from "../log.ts";
+import { countMetric, log } from "../log.ts";
 import { totpCode } from "../login/totp.ts";
 import { answerPrompt } from "../login/auto-answer.ts";
 import type { LoginEngine, StepOutcome } from "../login/types.ts";
@@ -176,6 +176,7 @@ export function reauthCore(deps: ReauthDeps) {
           { ...reauthFlow, status: "NEEDS_AUTH", ...(blocked ? { can_reauth: false, can_reauth_reason: outcome.reason } : {}) },
         );
       }
+      countMetric("ReAuths", { outcome: outcome.kind === "success" ? "SUCCESS" : "FAILED", connectionId: connection.id });
       // The loop goes on from the check's schedule: the re-auth does not count as an iteration.
       return { ...loop, iteration: input.iteration, next_check_at: input.next_check_at, next: written ? "wait" : "end" };
     },
