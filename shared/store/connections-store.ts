@@ -60,16 +60,32 @@ export function insertConnectionItems(tableName: string, connection: Connection)
   ];
 }
 
-/** `SET` of every field given, with the version bump every change of the record makes. */
-function setExpression(changes: Record<string, unknown>, now: string) {
+/**
+ * An update that sets every field given (and bumps the version every change of the record makes),
+ * only while `condition` holds.
+ */
+function recordUpdate(
+  tableName: string,
+  key: { pk: string; sk: string },
+  changes: Record<string, unknown>,
+  now: string,
+  condition: { expression: string; values?: Record<string, unknown> },
+) {
   const names: Record<string, string> = {};
-  const values: Record<string, unknown> = { ":now": now, ":one": 1 };
+  const values: Record<string, unknown> = { ":now": now, ":one": 1, ...condition.values };
   const assignments = Object.entries(changes).map(([field, value], index) => {
     names[`#f${index}`] = field;
     values[`:v${index}`] = value;
     return `#f${index} = :v${index}`;
   });
-  return { UpdateExpression: `SET ${[...assignments, "updated_at = :now"].join(", ")} ADD version :one`, names, values };
+  return {
+    TableName: tableName,
+    Key: key,
+    UpdateExpression: `SET ${[...assignments, "updated_at = :now"].join(", ")} ADD version :one`,
+    ConditionExpression: condition.expression,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
 }
 
 function guardCondition(guard: RecordGuard) {
@@ -93,6 +109,17 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
   async function get(org: string, id: string): Promise<Connection | undefined> {
     const result = await db.send(new GetCommand({ TableName: tableName, Key: keys.connection(org, id), ConsistentRead: true }));
     return result.Item ? withoutKeys<Connection>(result.Item) : undefined;
+  }
+
+  /** The record after the update, or undefined when the update's condition did not hold. */
+  async function updateReturningRecord(update: ReturnType<typeof recordUpdate>): Promise<Connection | undefined> {
+    try {
+      const result = await db.send(new UpdateCommand({ ...update, ReturnValues: "ALL_NEW" }));
+      return result.Attributes ? withoutKeys<Connection>(result.Attributes) : undefined;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
   }
 
   async function readGuard(org: string, profileId: string, domain: string): Promise<string | undefined> {
@@ -154,25 +181,8 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
     },
 
     async updateSettings(org, id, changes, now) {
-      const { UpdateExpression, names, values } = setExpression(changes, now);
-      try {
-        const result = await db.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: keys.connection(org, id),
-            UpdateExpression,
-            // Guard: never resurrect a deleted connection as a partial item.
-            ConditionExpression: "attribute_exists(pk)",
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
-            ReturnValues: "ALL_NEW",
-          }),
-        );
-        return result.Attributes ? withoutKeys<Connection>(result.Attributes) : undefined;
-      } catch (error) {
-        if (isConditionFailure(error)) return undefined;
-        throw error;
-      }
+      // Guard: never resurrect a deleted connection as a partial item.
+      return updateReturningRecord(recordUpdate(tableName, keys.connection(org, id), changes, now, { expression: "attribute_exists(pk)" }));
     },
 
     async renameProfile(org, profileId, name) {
@@ -216,50 +226,23 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
     },
 
     async beginFlow(org, id, flow, now) {
-      const { UpdateExpression, names, values } = setExpression(flow, now);
-      try {
-        const result = await db.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: keys.connection(org, id),
-            UpdateExpression,
-            // Guard: one live flow per connection, so concurrent logins start one flow and share it.
-            ConditionExpression: "attribute_exists(pk) AND (flow_status <> :inProgress OR attribute_type(flow_status, :null) OR flow_expires_at < :now)",
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: { ...values, ":inProgress": "IN_PROGRESS", ":null": "NULL" },
-            ReturnValues: "ALL_NEW",
-          }),
-        );
-        return { started: true, connection: withoutKeys<Connection>(result.Attributes ?? {}) };
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-        const connection = await get(org, id);
-        return connection && { started: false, connection };
-      }
+      const started = await updateReturningRecord(
+        recordUpdate(tableName, keys.connection(org, id), flow, now, {
+          // Guard: one live flow per connection, so concurrent logins start one flow and share it.
+          expression: "attribute_exists(pk) AND (flow_status <> :inProgress OR attribute_type(flow_status, :null) OR flow_expires_at < :now)",
+          values: { ":inProgress": "IN_PROGRESS", ":null": "NULL" },
+        }),
+      );
+      if (started) return { started: true, connection: started };
+      const connection = await get(org, id);
+      return connection && { started: false, connection };
     },
 
     async guardedUpdate(org, id, guard, changes, timeline) {
-      const { UpdateExpression, names, values } = setExpression(changes, new Date().toISOString());
-      const condition = guardCondition(guard);
-      const update = {
-        TableName: tableName,
-        Key: keys.connection(org, id),
-        UpdateExpression,
-        ConditionExpression: condition.expression,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: { ...values, ...condition.values },
-      };
-      if (timeline) {
-        const outcome = await transact(db, { TransactItems: [{ Update: update }, { Put: { TableName: tableName, Item: timelineItem(org, id, timeline) } }] });
-        return outcome.committed ? get(org, id) : undefined;
-      }
-      try {
-        const result = await db.send(new UpdateCommand({ ...update, ReturnValues: "ALL_NEW" }));
-        return withoutKeys<Connection>(result.Attributes ?? {});
-      } catch (error) {
-        if (isConditionFailure(error)) return undefined;
-        throw error;
-      }
+      const update = recordUpdate(tableName, keys.connection(org, id), changes, new Date().toISOString(), guardCondition(guard));
+      if (!timeline) return updateReturningRecord(update);
+      const outcome = await transact(db, { TransactItems: [{ Update: update }, { Put: { TableName: tableName, Item: timelineItem(org, id, timeline) } }] });
+      return outcome.committed ? get(org, id) : undefined;
     },
 
     async timeline({ org, id, offset, limit, matches }) {
