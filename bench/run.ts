@@ -7,6 +7,7 @@ import { startLocalStack, type LocalStack } from "../infra/local/stack.ts";
 import { connectionsBench } from "./connections.ts";
 import { bundleBench } from "./bundles.ts";
 import { downloadBench } from "./downloads.ts";
+import { loginBench } from "./logins.ts";
 import { poolBench } from "./pools.ts";
 
 type Section = { needsStack: true; run(stack: LocalStack): Promise<string> } | { needsStack: false; run(): Promise<string> };
@@ -21,6 +22,14 @@ const sections: Record<string, Section> = {
     },
   },
   pools: { needsStack: true, run: poolBench },
+  logins: {
+    needsStack: true,
+    async run(stack) {
+      const { report, failed } = await loginBench(stack);
+      if (failed) process.exitCode = 1;
+      return report;
+    },
+  },
   downloads: { needsStack: false, run: downloadBench },
   bundles: { needsStack: false, run: bundleBench },
 };

@@ -1,0 +1,366 @@
+/**
+ * Login flows on the local stack against the test website, which runs in this process: the time
+ * from a submit on the plain form to SUCCESS, and health checks per second, each next to what the
+ * login engine alone takes for the same step.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { StorageState } from "#shared/archive/storage-state.ts";
+import { healthChecks } from "#shared/composition/health-checks.ts";
+import { profileSessions } from "#shared/composition/profile-sessions.ts";
+import { connectionStore } from "#shared/composition/table.ts";
+import type { Connection } from "#shared/domain/connection.ts";
+import { loginTarget } from "#shared/domain/login-flows.ts";
+import { createLoginEngine } from "#shared/login/engine.ts";
+import type { FlowPrompt, LoginEngine, LoginTarget } from "#shared/login/types.ts";
+import { localOrg, type LocalStack } from "../infra/local/stack.ts";
+import { startLoginSite, type LoginSite } from "../test/sites/login-site.ts";
+import { answerAs, type Connection as ConnectionResource } from "../test/support/login-flows.ts";
+import { keepAliveClient, type HttpReply, type KeepAliveClient } from "./http-client.ts";
+import { runLoad, type LoadResult } from "./load.ts";
+import { summarize, type LatencySummary } from "./stats.ts";
+import { renderTable } from "./table.ts";
+
+const measuredLogins = 50;
+/** Not counted: they let V8 compile the flow's path and DynamoDB Local's JVM warm up. */
+const warmupLogins = 5;
+/**
+ * A person takes seconds to type, so by the time a submit comes the waiting step has registered
+ * its task token; without this pause the submit would race that registration and time it too.
+ */
+const typingPauseMs = 100;
+/**
+ * Between the GETs that watch for SUCCESS: the end is seen within one GET plus this. The events
+ * stream would cost the flow less but reads the table every SSE_POLL_MILLISECONDS (50 ms at the
+ * least), which adds up to 50 ms to a figure whose whole budget is 150.
+ */
+const watchPauseMs = 2;
+const flowWaitMs = 30_000;
+const checkConcurrency = 8;
+const checkedConnections = measuredLogins;
+const checkSeconds = 10;
+const checkWarmupSeconds = 1;
+const targets = { submitToSuccessP50Ms: 150, checksPerCpuSecond: 200 };
+/** Linux reports a process's CPU time in /proc in USER_HZ ticks, 100 a second on every architecture Node runs on. */
+const ticksPerSecond = 100;
+
+interface LoginTimings {
+  submitToSuccessMs: number;
+  siteMs: number;
+  submitReplyMs: number;
+  /** Each GET that watched for the end: how late the end can be seen. */
+  watchReadMs: number[];
+}
+
+type EngineTimings = Pick<LoginTimings, "submitToSuccessMs" | "siteMs">;
+
+interface ThroughputFigures {
+  label: string;
+  run: LoadResult;
+  summary: LatencySummary;
+  processCpuSeconds: number;
+  databaseCpuSeconds: number;
+  siteMs: number;
+}
+
+function expectStatus(reply: HttpReply, expected: number, what: string): HttpReply {
+  if (reply.status !== expected) throw new Error(`${what}: HTTP ${reply.status} (expected ${expected}): ${reply.body.toString("utf8").slice(0, 300)}`);
+  return reply;
+}
+
+function assertLoopback(url: string): void {
+  const { hostname } = new URL(url);
+  if (hostname !== "127.0.0.1") throw new Error(`refusing to send benchmark traffic to ${url}: only 127.0.0.1 is allowed`);
+}
+
+async function connectionResource(client: KeepAliveClient, id: string): Promise<ConnectionResource> {
+  const reply = expectStatus(await client.send("GET", `/auth/connections/${encodeURIComponent(id)}`), 200, "get connection");
+  return JSON.parse(reply.body.toString("utf8")) as ConnectionResource;
+}
+
+/** GETs the connection until `settled` holds, pausing `pauseMs` between reads; each read's time goes to `readMs`. */
+async function watch(
+  client: KeepAliveClient,
+  id: string,
+  settled: (connection: ConnectionResource) => boolean,
+  what: string,
+  pauseMs: number,
+  readMs: number[] = [],
+): Promise<ConnectionResource> {
+  const deadline = performance.now() + flowWaitMs;
+  for (;;) {
+    const readStarted = performance.now();
+    const connection = await connectionResource(client, id);
+    readMs.push(performance.now() - readStarted);
+    if (settled(connection)) return connection;
+    if (performance.now() > deadline) throw new Error(`connection ${id}: no ${what} within ${flowWaitMs / 1000} s (flow_step ${connection.flow_step})`);
+    await sleep(pauseMs);
+  }
+}
+
+const flowEnded = (connection: ConnectionResource) => connection.flow_status !== "IN_PROGRESS";
+
+/** One login through the gateway: create, login, wait for the form, then time submit -> SUCCESS. */
+async function timedLogin(client: KeepAliveClient, site: LoginSite, profileName: string): Promise<LoginTimings & { id: string }> {
+  const body = { domain: "127.0.0.1", profile_name: profileName, login_url: `${site.url}/plain/login`, health_checks: false };
+  const { id } = JSON.parse(expectStatus(await client.send("POST", "/auth/connections", body), 201, "create connection").body.toString("utf8")) as { id: string };
+  expectStatus(await client.send("POST", `/auth/connections/${id}/login`, {}), 200, "login");
+  const waiting = await watch(client, id, (connection) => connection.flow_step === "AWAITING_INPUT" || flowEnded(connection), "login form", 10);
+  if (flowEnded(waiting)) throw new Error(`connection ${id}: the flow ended before asking for input (${waiting.flow_status} ${waiting.error_code ?? ""})`);
+  await sleep(typingPauseMs);
+
+  site.resetServerTime();
+  const started = performance.now();
+  expectStatus(await client.send("POST", `/auth/connections/${id}/submit`, answerAs(site, "plain", waiting)), 202, "submit");
+  const submitReplyMs = performance.now() - started;
+  const watchReadMs: number[] = [];
+  const ended = await watch(client, id, flowEnded, "end of the flow", watchPauseMs, watchReadMs);
+  const submitToSuccessMs = performance.now() - started;
+  const siteMs = site.serverTimeMs();
+  if (ended.flow_status !== "SUCCESS") throw new Error(`connection ${id}: login ended ${ended.flow_status} (${ended.error_code ?? ""} ${ended.error_message ?? ""})`);
+  return { id, submitToSuccessMs, siteMs, submitReplyMs, watchReadMs };
+}
+
+/** The step's prompt in the shape the person answering it reads: the resource's fields and choices. */
+function promptAsResource(prompt: FlowPrompt): ConnectionResource {
+  return { fields: prompt.fields, choices: prompt.choices } as unknown as ConnectionResource;
+}
+
+/** The engine's own submit of the plain form, from a fresh start, with nothing around it. */
+async function timedEngineSubmit(engine: LoginEngine, site: LoginSite, target: LoginTarget): Promise<EngineTimings> {
+  const form = await engine.start(target);
+  if (form.kind !== "input") throw new Error(`engine start: expected the login form, got ${form.kind}`);
+  site.resetServerTime();
+  const started = performance.now();
+  const outcome = await engine.submit(target, form.state, answerAs(site, "plain", promptAsResource(form.prompt)));
+  const submitToSuccessMs = performance.now() - started;
+  const siteMs = site.serverTimeMs();
+  if (outcome.kind !== "success") throw new Error(`engine submit: expected success, got ${outcome.kind}`);
+  return { submitToSuccessMs, siteMs };
+}
+
+async function repeat<T>(label: string, count: number, once: (index: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = [];
+  for (let index = 0; index < count; index++) {
+    results.push(await once(index));
+    if ((index + 1) % 10 === 0 || index + 1 === count) process.stderr.write(`logins: ${label} ${index + 1}/${count}\n`);
+  }
+  return results;
+}
+
+/** CPU seconds DynamoDB Local's JVM (this process's child serving `endpoint`) has used so far. */
+function databaseCpuReader(endpoint: string): () => number {
+  const port = new URL(endpoint).port;
+  const pid = readdirSync("/proc").find((entry) => {
+    if (!/^\d+$/.test(entry)) return false;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      return parentPid(entry) === process.pid && cmdline.some((arg) => arg.endsWith("DynamoDBLocal.jar")) && cmdline[cmdline.indexOf("-port") + 1] === port;
+    } catch {
+      return false;
+    }
+  });
+  if (!pid) throw new Error(`DynamoDB Local serving ${endpoint} is not a child of this process`);
+  return () => {
+    // Fields after the command name: state, ppid, ..., utime (12th), stime (13th).
+    const fields = statFields(pid);
+    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+  };
+}
+
+function statFields(pid: string): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+function parentPid(pid: string): number {
+  return Number(statFields(pid)[1]);
+}
+
+async function measureThroughput(
+  label: string,
+  site: LoginSite,
+  databaseCpuSeconds: () => number,
+  operation: (worker: number) => Promise<void>,
+): Promise<ThroughputFigures> {
+  process.stderr.write(`logins: measuring ${label} (${checkWarmupSeconds} s warm-up, ${checkSeconds} s measured)...\n`);
+  const warmup = await runLoad({ concurrency: checkConcurrency, durationMs: checkWarmupSeconds * 1000 }, operation);
+  if (warmup.failures) throw new Error(`${label} warm-up: ${warmup.failures} failed: ${[...warmup.failureMessages.keys()].join("; ")}`);
+  site.resetServerTime();
+  const databaseBefore = databaseCpuSeconds();
+  const cpuBefore = process.cpuUsage();
+  const run = await runLoad({ concurrency: checkConcurrency, durationMs: checkSeconds * 1000 }, operation);
+  const cpu = process.cpuUsage(cpuBefore);
+  return {
+    label,
+    run,
+    summary: summarize(run.latenciesMs, run.elapsedMs),
+    processCpuSeconds: (cpu.user + cpu.system) / 1e6,
+    databaseCpuSeconds: databaseCpuSeconds() - databaseBefore,
+    siteMs: site.serverTimeMs(),
+  };
+}
+
+/** The logged-in connections as the workflow's HealthCheck task reads them, and their saved sessions. */
+async function checkableConnections(client: KeepAliveClient, ids: readonly string[]): Promise<{ connection: Connection; session: StorageState }[]> {
+  const store = connectionStore();
+  return Promise.all(
+    ids.map(async (id) => {
+      expectStatus(await client.send("PATCH", `/auth/connections/${id}`, { health_checks: true }), 200, "turn health checks on");
+      const connection = await store.get(localOrg, id);
+      const session = connection && (await profileSessions().load(localOrg, connection.profile_id));
+      if (!connection?.post_login_url || !session) throw new Error(`connection ${id} has no saved session after its login`);
+      return { connection, session };
+    }),
+  );
+}
+
+function roundRobin<T>(values: readonly T[]): () => T {
+  let next = 0;
+  return () => values[next++ % values.length] as T;
+}
+
+const ms = (value: number) => value.toFixed(1);
+
+function latencyRow(measure: string, values: readonly number[], p50TargetMs?: number): string[] {
+  const summary = summarize(values, 0);
+  const target = p50TargetMs === undefined ? ["", ""] : [`< ${p50TargetMs}`, summary.p50Ms < p50TargetMs ? "yes" : "NO"];
+  return [measure, ms(summary.p50Ms), ms(summary.p90Ms), ms(summary.p99Ms), ...target];
+}
+
+function throughputRow(figures: ThroughputFigures, withTarget: boolean): string[] {
+  const { summary, processCpuSeconds, databaseCpuSeconds, siteMs } = figures;
+  const perProcessCpuSecond = summary.count / processCpuSeconds;
+  return [
+    figures.label,
+    String(summary.count),
+    summary.perSecond.toFixed(0),
+    ms(summary.p50Ms),
+    processCpuSeconds.toFixed(2),
+    perProcessCpuSecond.toFixed(0),
+    (siteMs / summary.count).toFixed(2),
+    databaseCpuSeconds.toFixed(2),
+    (summary.count / (processCpuSeconds + databaseCpuSeconds)).toFixed(0),
+    withTarget ? `>= ${targets.checksPerCpuSecond}` : "",
+    withTarget ? (perProcessCpuSecond >= targets.checksPerCpuSecond ? "yes" : "NO") : "",
+  ];
+}
+
+function report(
+  gateway: LoginTimings[],
+  engine: EngineTimings[],
+  throughput: ThroughputFigures[],
+  loadBeforeRun: number,
+): string {
+  const excludingSite = (timings: readonly EngineTimings[]) => timings.map((timing) => timing.submitToSuccessMs - timing.siteMs);
+  const latencyHeader = ["measure (ms)", "p50", "p90", "p99", "target (p50)", "met"];
+  const latencyRows = [
+    latencyRow("submit -> SUCCESS, raw", gateway.map((timing) => timing.submitToSuccessMs)),
+    latencyRow("  the site's own handler time in it", gateway.map((timing) => timing.siteMs)),
+    latencyRow("  excluding the site", excludingSite(gateway), targets.submitToSuccessP50Ms),
+    latencyRow("  submit route's 202 reply", gateway.map((timing) => timing.submitReplyMs)),
+    latencyRow("  one GET watching for the end (its lag)", gateway.flatMap((timing) => timing.watchReadMs)),
+    latencyRow("engine submit alone, raw", engine.map((timing) => timing.submitToSuccessMs)),
+    latencyRow("  the site's own handler time in it", engine.map((timing) => timing.siteMs)),
+    latencyRow("  excluding the site", excludingSite(engine)),
+  ];
+  const throughputHeader = ["measure", "calls", "wall /s", "p50 ms", "CPU-s", "per CPU-s", "site ms/call", "JVM CPU-s", "per CPU-s incl. JVM", "target", "met"];
+  const lines = [
+    "",
+    `Login flows (local stack, test site in this process): submit -> SUCCESS on the plain form over ${measuredLogins} logins ` +
+      `after ${warmupLogins} warm-up ones, and health checks at concurrency ${checkConcurrency}`,
+    `machine: ${cpus().length} CPUs, node ${process.version}; 1-minute load average before the run: ${loadBeforeRun.toFixed(2)}`,
+    "",
+    renderTable(latencyHeader, latencyRows),
+    "",
+    renderTable(throughputHeader, throughput.map((figures, index) => throughputRow(figures, index === 0))),
+    "",
+    `targets: submit -> SUCCESS p50 excluding the site under ${targets.submitToSuccessP50Ms} ms; ` +
+      `at least ${targets.checksPerCpuSecond} health checks per CPU-second of this process ("per CPU-s", the one-core reading)`,
+    "notes:",
+    `- submit -> SUCCESS: from just before POST /submit until a GET through the gateway shows flow_status SUCCESS; the bench`,
+    `  GETs back to back (${watchPauseMs} ms apart) rather than following the events stream, whose table reads every`,
+    "  SSE_POLL_MILLISECONDS (at least 50 ms) would add up to a third of the budget. The submit comes",
+    `  ${typingPauseMs} ms after AWAITING_INPUT shows, as a person's would: the waiting step has its task token by then.`,
+    "  In between: the submit route (seal, conditional write, SendTaskSuccess), the local Step Functions runner",
+    "  resuming, LoginStep (open the sealed state, the engine's submit, archive the session to s3rver, write SUCCESS).",
+    "- the site's time is what its handlers spent (test/sites: serverTimeMs) in that window; one login at a time.",
+    "- engine submit alone: createLoginEngine's submit of the same form, straight after its start, no table or archive.",
+    `- health check: the workflow's HealthCheck task core (healthChecks().healthCheck) on ${checkedConnections} AUTHENTICATED`,
+    "  connections of the logins above (health_checks turned on), round-robin: read the connection, load the profile's",
+    "  session from its archive, probe post_login_url, write status + timeline event (one TransactWriteItems), read back.",
+    "  probe: the engine's probe() alone (sessions loaded beforehand). session load: the profile's GetItem, the archive's",
+    "  GET from s3rver and its decoding. The rest of a check is the connection's GetItem, the write and the read-back.",
+    "- CPU-s: process.cpuUsage() of this process over the measured window; it holds the service code, the test site, the",
+    "  gateway (idle here), the Step Functions runner (idle here), s3rver's worker thread (serving every archive GET) and the driving loop, so",
+    "  per CPU-s understates the service alone. DynamoDB Local is a separate JVM: its CPU-s (from /proc) are shown",
+    "  apart and in the last figure. The wall rate is bounded by the machine's cores, shared by all of these.",
+  ];
+  const failed = throughput.filter((figures) => figures.run.failures > 0);
+  if (failed.length) {
+    lines.push("", "FAILURES:");
+    for (const { label, run } of failed) {
+      lines.push(`- ${label}: ${run.failures} failed`);
+      for (const [message, count] of run.failureMessages) lines.push(`    ${count} x ${message}`);
+    }
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** The figures as a printable report, and whether any call failed. */
+export async function loginBench(stack: LocalStack): Promise<{ report: string; failed: boolean }> {
+  const loadBeforeRun = loadavg()[0] ?? Number.NaN;
+  assertLoopback(stack.url);
+  const site = await startLoginSite();
+  const client = keepAliveClient(stack.url, { bearer: stack.apiKey, maxSockets: 1 });
+  try {
+    assertLoopback(site.url);
+    const runId = Date.now().toString(36);
+    const login = (index: number) => timedLogin(client, site, `bench-login-${runId}-${index}`);
+    await repeat("warm-up logins", warmupLogins, (index) => login(measuredLogins + index));
+    const gateway = await repeat("logins", measuredLogins, login);
+
+    const engine = createLoginEngine({ allowPrivateTargets: true });
+    const target: LoginTarget = { domain: "127.0.0.1", loginUrl: `${site.url}/plain/login`, allowedDomains: [] };
+    await repeat("warm-up engine submits", warmupLogins, () => timedEngineSubmit(engine, site, target));
+    const engineSubmits = await repeat("engine submits", measuredLogins, () => timedEngineSubmit(engine, site, target));
+
+    const checkable = await checkableConnections(client, gateway.map((timing) => timing.id));
+    const nextCheckable = roundRobin(checkable);
+    const checks = healthChecks();
+    const executionStartedAt = new Date().toISOString();
+    const databaseCpuSeconds = databaseCpuReader(stack.dynamoEndpoint);
+    const healthCheck = await measureThroughput("health check (task core)", site, databaseCpuSeconds, async () => {
+      const { connection } = nextCheckable();
+      const next = await checks.healthCheck({
+        org: connection.org,
+        connection_id: connection.id,
+        generation: connection.workflow_generation,
+        iteration: 0,
+        execution_id: connection.execution_arn ?? "",
+        execution_started_at: executionStartedAt,
+      });
+      if (next.next !== "wait") throw new Error(`health check of ${connection.id}: the loop would go '${next.next}', not wait`);
+    });
+    const loggedOut = (await Promise.all(checkable.map(({ connection }) => connectionStore().get(localOrg, connection.id)))).filter(
+      (checked) => checked?.status !== "AUTHENTICATED" || !checked.last_auth_check_at,
+    );
+    if (loggedOut.length) throw new Error(`${loggedOut.length} connections were not found logged in by their health checks`);
+    const probe = await measureThroughput("engine probe() alone", site, databaseCpuSeconds, async () => {
+      const { connection, session } = nextCheckable();
+      const outcome = await engine.probe(loginTarget(connection), session, connection.post_login_url ?? "");
+      if (outcome.state !== "logged_in") throw new Error(`probe of ${connection.id}: ${outcome.state}`);
+    });
+    const sessionLoad = await measureThroughput("session load alone", site, databaseCpuSeconds, async () => {
+      const { connection } = nextCheckable();
+      if (!(await profileSessions().load(localOrg, connection.profile_id))) throw new Error(`profile of ${connection.id}: no saved session`);
+    });
+
+    const throughput = [healthCheck, probe, sessionLoad];
+    return { report: report(gateway, engineSubmits, throughput, loadBeforeRun), failed: throughput.some((figures) => figures.run.failures > 0) };
+  } finally {
+    client.close();
+    await site.stop();
+  }
+}
