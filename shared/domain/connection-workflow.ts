@@ -100,7 +100,7 @@ export function healthCheckCore(deps: HealthCheckDeps) {
       if (!connection.health_checks) return { ...loop, ...next };
       const checkedAt = clock().toISOString();
       const outcome = await checkSession(connection);
-      const recorded = await deps.connections.guardedUpdate(
+      const recorded = await deps.connections.recordOutcome(
         input.org,
         input.connection_id,
         { executionArn: input.execution_id },
@@ -160,7 +160,7 @@ export function reauthCore(deps: ReauthDeps) {
         return { kind: "failure" as const, errorCode: "internal_error" as const, message: "the login engine failed unexpectedly" };
       });
       const reauthFlow = { flow_type: "REAUTH" as const, flow_id: null, flow_started_at: clock().toISOString(), flow_expires_at: null };
-      let written: Connection | undefined;
+      let written: boolean;
       if (outcome.kind === "success") {
         written = await outcomes.succeed(connection, guard, outcome, reauthFlow);
       } else {

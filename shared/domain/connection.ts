@@ -241,8 +241,10 @@ export interface ConnectionStore {
    * returns the record with the live flow. Undefined when the connection does not exist.
    */
   beginFlow(org: string, id: string, flow: Partial<Connection>, now: string): Promise<{ started: boolean; connection: Connection } | undefined>;
-  /** Applies `changes` (and writes `timeline`, atomically) only while `guard` holds; undefined when it did not. */
-  guardedUpdate(org: string, id: string, guard: RecordGuard, changes: Partial<Connection>, timeline?: TimelineRecord): Promise<Connection | undefined>;
+  /** Applies `changes` only while `guard` holds: the record after, or undefined when it did not hold. */
+  guardedUpdate(org: string, id: string, guard: RecordGuard, changes: Partial<Connection>): Promise<Connection | undefined>;
+  /** Applies `changes` and writes the timeline event in one transaction, only while `guard` holds. */
+  recordOutcome(org: string, id: string, guard: RecordGuard, changes: Partial<Connection>, timeline: TimelineRecord): Promise<boolean>;
   timeline(request: {
     org: string;
     id: string;

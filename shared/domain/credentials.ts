@@ -195,7 +195,10 @@ export function credentialsCore(deps: CredentialsCoreDeps) {
      * has none, otherwise merges the values into it. Concurrent saves each land: a create that
      * loses the name race merges into the winner, and merges are version-guarded.
      */
-    async saveFromLogin(org: string, input: { name: string; domain: string; values: Record<string, string> }): Promise<{ id: string; name: string }> {
+    async saveFromLogin(
+      org: string,
+      input: { name: string; domain: string; values: Record<string, string> },
+    ): Promise<{ id: string; name: string; hasTotpSecret: boolean }> {
       for (let pass = 1; pass <= maxSavePasses; pass++) {
         const existingId = await deps.credentials.findByName(org, input.name);
         if (existingId) {
@@ -204,10 +207,12 @@ export function credentialsCore(deps: CredentialsCoreDeps) {
             updated_at: clock().toISOString(),
             ...(await changeValues(org, current, { merge: input.values })),
           }));
-          if (result.outcome === "updated") return { id: existingId, name: result.credential.name };
+          if (result.outcome === "updated") {
+            return { id: existingId, name: result.credential.name, hasTotpSecret: Boolean(result.credential.sealed_totp_secret) };
+          }
         } else {
           const credential = await newCredential(org, { ...input, totpSecret: null, ssoProvider: null });
-          if (await deps.credentials.insert(org, credential)) return { id: credential.id, name: credential.name };
+          if (await deps.credentials.insert(org, credential)) return { id: credential.id, name: credential.name, hasTotpSecret: false };
         }
       }
       throw new ServiceUnavailableError(`credential '${input.name}' kept changing while a login saved to it; retry`);

@@ -23,7 +23,12 @@ export interface LoginCredentials {
     org: string,
     name: string,
   ): Promise<{ id: string; name: string; values: Record<string, string>; totpSecret: string | null } | undefined>;
-  saveFromLogin(org: string, credential: { name: string; domain: string; values: Record<string, string> }): Promise<{ id: string; name: string }>;
+  saveFromLogin(
+    org: string,
+    credential: { name: string; domain: string; values: Record<string, string> },
+  ): Promise<{ id: string; name: string; hasTotpSecret: boolean }>;
+  /** The credential's public face; throws NotFoundError when there is none of that name. */
+  get(org: string, idOrName: string): Promise<{ name: string; has_totp_secret: boolean }>;
 }
 
 /** Answers to the resumable step waiting for input (SendTaskSuccess in Step Functions). */
@@ -105,12 +110,19 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
     return [...new Set([connection.domain, ...page.items.map((item) => item.domain)])].sort();
   }
 
-  async function saveCredential(connection: Connection, values: Record<string, string>) {
+  /** The credential the login leaves linked (saving the values typed when asked to), if any. */
+  async function saveCredential(connection: Connection, values: Record<string, string>): Promise<{ name: string; hasTotpSecret: boolean } | undefined> {
     const linked = connection.credential?.name ?? null;
-    if (!connection.save_credentials || Object.keys(values).length === 0) return linked;
-    const name = linked ?? `${connection.profile_name}-${connection.domain}`.slice(0, 255);
-    const saved = await deps.credentials.saveFromLogin(connection.org, { name, domain: connection.domain, values });
-    return saved.name;
+    if (connection.save_credentials && Object.keys(values).length > 0) {
+      const name = linked ?? `${connection.profile_name}-${connection.domain}`.slice(0, 255);
+      return deps.credentials.saveFromLogin(connection.org, { name, domain: connection.domain, values });
+    }
+    if (!linked) return undefined;
+    const credential = await deps.credentials.get(connection.org, linked).catch((error: unknown) => {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    });
+    return credential && { name: credential.name, hasTotpSecret: credential.has_totp_secret };
   }
 
   return {
@@ -121,14 +133,14 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
       guard: RecordGuard,
       outcome: Extract<StepOutcome, { kind: "success" }>,
       changes: Partial<Connection> = {},
-    ): Promise<Connection | undefined> {
+    ): Promise<boolean> {
       const saved = await deps.sessions.save(connection.org, { id: connection.profile_id, name: connection.profile_name }, await profileDomains(connection), outcome.session);
-      if (!saved) return undefined;
-      const credentialName = await saveCredential(connection, outcome.durableValues);
-      const credential = credentialName ? await deps.credentials.forLogin(connection.org, credentialName) : undefined;
-      const reason = canReauthReason(outcome.requirements, credential !== undefined, Boolean(credential?.totpSecret), Boolean(connection.credential?.provider));
+      if (!saved) return false;
+      const credential = await saveCredential(connection, outcome.durableValues);
+      const credentialName = credential?.name;
+      const reason = canReauthReason(outcome.requirements, credential !== undefined, credential?.hasTotpSecret ?? false, Boolean(connection.credential?.provider));
       const now = clock().toISOString();
-      return deps.connections.guardedUpdate(
+      return deps.connections.recordOutcome(
         connection.org,
         connection.id,
         guard,
@@ -159,8 +171,8 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
       guard: RecordGuard,
       end: { status: "FAILED" | "EXPIRED" | "CANCELED"; code: string; message: string },
       changes: Partial<Connection> = {},
-    ): Promise<Connection | undefined> {
-      return deps.connections.guardedUpdate(
+    ): Promise<boolean> {
+      return deps.connections.recordOutcome(
         connection.org,
         connection.id,
         guard,

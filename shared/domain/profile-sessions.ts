@@ -13,12 +13,17 @@ export interface ProfileSessionsDeps {
 export function profileSessionsCore(deps: ProfileSessionsDeps) {
   const now = () => (deps.now ?? (() => new Date()))().toISOString();
 
+  /**
+   * Straight from the archive store, current format first: every health check loads a session, and
+   * an archive object exists only while its profile records it (import and save write the object
+   * first and remove it if the profile is gone; profile delete removes it).
+   */
   async function load(org: string, profileId: string): Promise<StorageState | undefined> {
-    const profile = await deps.profiles.get(org, profileId);
-    if (!profile?.archive) return undefined;
-    const stored = await deps.archives.open(org, profileId, profile.archive.kind);
-    if (!stored) return undefined;
-    return storedStorageState(profile.archive.kind, await buffer(stored.body));
+    for (const kind of ["tar.zst", "json"] as const) {
+      const stored = await deps.archives.open(org, profileId, kind);
+      if (stored) return storedStorageState(kind, await buffer(stored.body));
+    }
+    return undefined;
   }
 
   return {
@@ -30,13 +35,20 @@ export function profileSessionsCore(deps: ProfileSessionsDeps) {
      */
     async save(org: string, profile: { id: string; name: string }, domains: string[], session: StorageState): Promise<boolean> {
       const savedAt = now();
-      const merged = mergeStorageStates(await load(org, profile.id), session);
+      const previous = await deps.profiles.get(org, profile.id);
+      if (!previous) return false;
+      const stored = previous.archive && (await deps.archives.open(org, profile.id, previous.archive.kind));
+      const saved = stored ? await storedStorageState(previous.archive!.kind, await buffer(stored.body)) : undefined;
+      const merged = mergeStorageStates(saved, session);
       const archive = await sessionArchive(merged, { id: profile.id, name: profile.name, saved_at: savedAt, domains });
       await deps.archives.put(org, profile.id, "tar.zst", archive);
-      const previous = await deps.profiles.get(org, profile.id);
       const updated = await deps.profiles.setArchive(org, profile.id, { kind: "tar.zst", size: archive.length, saved_at: savedAt });
-      if (previous?.archive?.kind === "json") await deps.archives.remove(org, profile.id, "json");
-      return updated !== undefined;
+      if (!updated) {
+        await deps.archives.remove(org, profile.id, "tar.zst");
+        return false;
+      }
+      if (previous.archive?.kind === "json") await deps.archives.remove(org, profile.id, "json");
+      return true;
     },
   };
 }

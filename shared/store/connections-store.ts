@@ -238,11 +238,14 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
       return connection && { started: false, connection };
     },
 
-    async guardedUpdate(org, id, guard, changes, timeline) {
+    async guardedUpdate(org, id, guard, changes) {
+      return updateReturningRecord(recordUpdate(tableName, keys.connection(org, id), changes, new Date().toISOString(), guardCondition(guard)));
+    },
+
+    async recordOutcome(org, id, guard, changes, timeline) {
       const update = recordUpdate(tableName, keys.connection(org, id), changes, new Date().toISOString(), guardCondition(guard));
-      if (!timeline) return updateReturningRecord(update);
       const outcome = await transact(db, { TransactItems: [{ Update: update }, { Put: { TableName: tableName, Item: timelineItem(org, id, timeline) } }] });
-      return outcome.committed ? get(org, id) : undefined;
+      return outcome.committed;
     },
 
     async timeline({ org, id, offset, limit, matches }) {
