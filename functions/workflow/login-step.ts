@@ -1,7 +1,7 @@
-import { flowTasks } from "#shared/composition/login-flows.ts";
+import { loginSteps } from "#shared/composition/login-flows.ts";
 import { flowTaskInput } from "#shared/workflow/task-inputs.ts";
 
 /** The workflow's LoginStep task state: discovery, or the step after the user's input. */
 export async function handler(payload: unknown) {
-  return flowTasks().loginStep(flowTaskInput.parse(payload));
+  return loginSteps().loginStep(flowTaskInput.parse(payload));
 }

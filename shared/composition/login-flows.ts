@@ -1,5 +1,5 @@
 import { reauthCore } from "../domain/connection-workflow.ts";
-import { flowTaskCore, loginRouteCore, type LoginOutcomeDeps } from "../domain/login-flows.ts";
+import { awaitInputCore, expireFlowCore, loginRouteCore, loginStepCore, type LoginOutcomeDeps } from "../domain/login-flows.ts";
 import type { Config } from "../config.ts";
 import { perConfig, workflowTiming } from "./config.ts";
 import { credentials } from "./credentials.ts";
@@ -33,9 +33,9 @@ export const loginRoutes = perConfig((config) =>
   }),
 );
 
-/** The task states of a login flow's execution. */
-export const flowTasks = perConfig((config) =>
-  flowTaskCore({ ...outcomeDeps(config), engine: loginEngine(config), secrets: secretBox(config), signal: flowSignal(config), timing: workflowTiming(config) }),
+/** A login flow's LoginStep task state. */
+export const loginSteps = perConfig((config) =>
+  loginStepCore({ ...outcomeDeps(config), engine: loginEngine(config), secrets: secretBox(config), timing: workflowTiming(config) }),
 );
 
 /** The health-check loop's Reauth task state. */

@@ -36,12 +36,9 @@ export interface FlowSignal {
   resume(taskToken: string): Promise<void>;
 }
 
-export interface LoginOutcomeDeps {
-  connections: ConnectionStore;
+export interface LoginOutcomeDeps extends FlowEndDeps {
   sessions: ProfileSessions;
   credentials: LoginCredentials;
-  timelineRetentionDays: number;
-  now?: () => Date;
 }
 
 export function loginTarget(connection: Connection): LoginTarget {
@@ -81,11 +78,16 @@ function promptOf(connection: Connection): FlowPrompt {
 /** What a flow keeps while it runs; dropped when it ends, so no session or typed value outlives it. */
 const flowSecretsCleared = { flow_engine_state: null, flow_submission: null, flow_task_token: null };
 
-/**
- * The end of a login or re-auth: success saves the session into the profile and the durable
- * values into the linked credential; either way the record and its timeline say how it ended.
- */
-export function loginOutcomes(deps: LoginOutcomeDeps) {
+/** How a flow ended, on the record and its timeline: needs only the connection store. */
+export interface FlowEndDeps {
+  connections: ConnectionStore;
+  timelineRetentionDays: number;
+  now?: () => Date;
+}
+
+const eventType = (connection: Connection) => (connection.flow_type === "REAUTH" ? "reauth" : "login");
+
+export function flowEnds(deps: FlowEndDeps) {
   const clock = deps.now ?? (() => new Date());
 
   function timeline(type: TimelineEvent["type"], status: string, connection: Connection, error?: { code: string; message: string }): TimelineRecord {
@@ -103,7 +105,39 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
     };
   }
 
-  const eventType = (connection: Connection) => (connection.flow_type === "REAUTH" ? "reauth" : "login");
+  async function fail(
+    connection: Connection,
+    guard: RecordGuard,
+    end: { status: "FAILED" | "EXPIRED" | "CANCELED"; code: string; message: string },
+    changes: Partial<Connection> = {},
+  ): Promise<boolean> {
+    return deps.connections.recordOutcome(
+      connection.org,
+      connection.id,
+      guard,
+      { ...promptFields(null), ...flowSecretsCleared, flow_status: end.status, flow_step: "COMPLETED", error_code: end.code, error_message: end.message, ...changes },
+      timeline(eventType(connection), end.status, connection, { code: end.code, message: end.message }),
+    );
+  }
+
+  return {
+    timeline,
+    fail,
+
+    async expire(connection: Connection, flowId: string): Promise<void> {
+      await fail(connection, { flowId }, { status: "EXPIRED", code: "flow_expired", message: "the login flow expired waiting for input" });
+    },
+  };
+}
+
+/**
+ * The end of a login or re-auth: success saves the session into the profile and the durable
+ * values into the linked credential; either way the record and its timeline say how it ended.
+ */
+export function loginOutcomes(deps: LoginOutcomeDeps) {
+  const clock = deps.now ?? (() => new Date());
+  const ends = flowEnds(deps);
+  const timeline = ends.timeline;
 
   async function profileDomains(connection: Connection): Promise<string[]> {
     const page = await deps.connections.list({ org: connection.org, scope: { kind: "profile", profileId: connection.profile_id }, offset: 0, limit: 100 });
@@ -126,7 +160,7 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
   }
 
   return {
-    timeline,
+    ...ends,
 
     async succeed(
       connection: Connection,
@@ -166,20 +200,6 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
       );
     },
 
-    async fail(
-      connection: Connection,
-      guard: RecordGuard,
-      end: { status: "FAILED" | "EXPIRED" | "CANCELED"; code: string; message: string },
-      changes: Partial<Connection> = {},
-    ): Promise<boolean> {
-      return deps.connections.recordOutcome(
-        connection.org,
-        connection.id,
-        guard,
-        { ...promptFields(null), ...flowSecretsCleared, flow_status: end.status, flow_step: "COMPLETED", error_code: end.code, error_message: end.message, ...changes },
-        timeline(eventType(connection), end.status, connection, { code: end.code, message: end.message }),
-      );
-    },
   };
 }
 
@@ -311,25 +331,25 @@ function meaningfulSubmission(submission: Submission): Submission {
   return given;
 }
 
-export interface FlowTaskDeps extends LoginOutcomeDeps {
+export interface LoginStepDeps extends LoginOutcomeDeps {
   engine: Pick<LoginEngine, "start" | "submit">;
   secrets: SecretBox;
-  signal: FlowSignal;
   timing: Pick<WorkflowTiming, "timeScale">;
 }
 
 export type LoginStepOutput = FlowExecutionInput & ({ next: "await_input"; input_timeout_seconds: number } | { next: "end" });
 
-/** The task states of a login flow's execution: LoginStep, AwaitInput, ExpireFlow. */
-export function flowTaskCore(deps: FlowTaskDeps) {
+/** The connection, while `input`'s flow is its flow and in progress. */
+async function currentFlow(connections: ConnectionStore, input: FlowExecutionInput): Promise<Connection | undefined> {
+  const connection = await connections.get(input.org, input.connection_id);
+  return connection?.flow_id === input.flow_id && connection.flow_status === "IN_PROGRESS" ? connection : undefined;
+}
+
+/** A login flow's LoginStep task state: discovery, or the step after the user's input. */
+export function loginStepCore(deps: LoginStepDeps) {
   const clock = deps.now ?? (() => new Date());
   const outcomes = loginOutcomes(deps);
   const scaledMs = (seconds: number) => seconds * 1000 * deps.timing.timeScale;
-
-  async function current(input: FlowExecutionInput): Promise<Connection | undefined> {
-    const connection = await deps.connections.get(input.org, input.connection_id);
-    return connection?.flow_id === input.flow_id && connection.flow_status === "IN_PROGRESS" ? connection : undefined;
-  }
 
   async function open<T>(connection: Connection, flowId: string, purpose: "engine_state" | "submission", sealed: string): Promise<T> {
     return JSON.parse(await deps.secrets.open(sealed, sealContext(connection, flowId, purpose))) as T;
@@ -348,19 +368,15 @@ export function flowTaskCore(deps: FlowTaskDeps) {
     }
   }
 
-  async function expire(connection: Connection, flowId: string) {
-    await outcomes.fail(connection, { flowId }, { status: "EXPIRED", code: "flow_expired", message: "the login flow expired waiting for input" });
-  }
-
   return {
     async loginStep(input: FlowExecutionInput): Promise<LoginStepOutput> {
       const ended: LoginStepOutput = { ...input, next: "end" };
-      const connection = await current(input);
+      const connection = await currentFlow(deps.connections, input);
       if (!connection) return ended;
       const now = clock();
       const deadline = Date.parse(connection.flow_started_at ?? now.toISOString()) + scaledMs(flowTimeoutSeconds);
       if (now.getTime() >= deadline) {
-        await expire(connection, input.flow_id);
+        await outcomes.expire(connection, input.flow_id);
         return ended;
       }
       const outcome = await runStep(connection, input.flow_id);
@@ -388,8 +404,12 @@ export function flowTaskCore(deps: FlowTaskDeps) {
       if (!waiting) return ended;
       return { ...input, next: "await_input", input_timeout_seconds: timeoutSeconds(expiresAt - clock().getTime()) };
     },
+  };
+}
 
-    /** Registers the waiting step's token for submit to answer, or answers it when input already came. */
+/** A login flow's AwaitInput task state: registers the token submit answers, or answers it when input already came. */
+export function awaitInputCore(deps: { connections: ConnectionStore; signal: FlowSignal }) {
+  return {
     async awaitInput(input: FlowExecutionInput & { task_token: string }): Promise<void> {
       const registered = await deps.connections.guardedUpdate(
         input.org,
@@ -400,10 +420,16 @@ export function flowTaskCore(deps: FlowTaskDeps) {
       // Not waiting any more: input arrived first, or the flow ended; the next step tells which.
       if (!registered) await deps.signal.resume(input.task_token);
     },
+  };
+}
 
+/** A login flow's ExpireFlow task state: no input came in time. */
+export function expireFlowCore(deps: FlowEndDeps) {
+  const ends = flowEnds(deps);
+  return {
     async expireFlow(input: FlowExecutionInput): Promise<void> {
-      const connection = await current(input);
-      if (connection) await expire(connection, input.flow_id);
+      const connection = await currentFlow(deps.connections, input);
+      if (connection) await ends.expire(connection, input.flow_id);
     },
   };
 }
