@@ -20,11 +20,6 @@ export interface Route {
    * in the body is the credential). Absent: an API key or a handoff token is required.
    */
   auth?: "none";
-  /**
-   * Besides API keys, a handoff token reaches this route, for the `{id}` connection it was issued
-   * for only (the hosted login page's routes).
-   */
-  handoffToken?: true;
   /** What the route's function may touch; CDK grants exactly these. */
   grants: readonly Grant[];
 }
@@ -47,7 +42,7 @@ export const binaryMediaTypes = ["application/zstd", "application/x-tar", "appli
 export const routes: readonly Route[] = [
   { name: "CreateConnection", method: "POST", path: "/auth/connections", handler: "functions/http/connections/create.ts", grants: ["table:read", "table:write", "workflow:start", "workflow:stop"] },
   { name: "ListConnections", method: "GET", path: "/auth/connections", handler: "functions/http/connections/list.ts", grants: ["table:read"] },
-  { name: "GetConnection", method: "GET", path: "/auth/connections/{id}", handler: "functions/http/connections/get.ts", handoffToken: true, grants: ["table:read"] },
+  { name: "GetConnection", method: "GET", path: "/auth/connections/{id}", handler: "functions/http/connections/get.ts", grants: ["table:read"] },
   { name: "UpdateConnection", method: "PATCH", path: "/auth/connections/{id}", handler: "functions/http/connections/update.ts", grants: ["table:read", "table:write"] },
   { name: "DeleteConnection", method: "DELETE", path: "/auth/connections/{id}", handler: "functions/http/connections/delete.ts", grants: ["table:read", "table:write", "workflow:stop"] },
   {
@@ -69,7 +64,6 @@ export const routes: readonly Route[] = [
     method: "POST",
     path: "/auth/connections/{id}/submit",
     handler: "functions/http/connections/submit.ts",
-    handoffToken: true,
     grants: ["table:read", "table:write", "secrets:use", "workflow:signal"],
   },
   {
@@ -80,7 +74,6 @@ export const routes: readonly Route[] = [
     streaming: true,
     // Lambda's limit: the stream ends itself a minute earlier (maxFollowSeconds).
     timeoutSeconds: 15 * 60,
-    handoffToken: true,
     grants: ["table:read"],
   },
   {

@@ -3,7 +3,6 @@ import { pipeline } from "node:stream/promises";
 import * as z from "zod/mini";
 import { AppError, BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from "../domain/errors.ts";
 import { log } from "../log.ts";
-import { routes } from "../routes.ts";
 import { headerValue } from "./headers.ts";
 import { errorResponse, type HttpResponse, type StreamingResponse } from "./responses.ts";
 import { lambdaStreaming } from "./lambda-streaming.ts";
@@ -26,6 +25,8 @@ interface Schemas<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.
   body?: B;
   /** Set on routes that read the body as bytes rather than JSON: the largest body they take. */
   rawBodyLimit?: number;
+  /** Besides API keys, a handoff token reaches the route, for the `{id}` connection it was issued for only. */
+  handoffToken?: true;
 }
 
 type Run<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType, R> = (
@@ -62,7 +63,7 @@ export function httpHandler<
   Q extends z.ZodMiniType = z.ZodMiniUnknown,
   B extends z.ZodMiniType = z.ZodMiniUnknown,
 >(core: () => C, schemas: Schemas<P, Q, B>, run: Run<C, P, Q, B, HttpResponse>): (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult> {
-  return (event) => respond(event, core, schemas, run, authorizedOrg);
+  return (event) => respond(event, core, schemas, run, (event) => authorizedOrg(event, schemas.handoffToken === true));
 }
 
 /**
@@ -90,7 +91,7 @@ export function streamingHttpHandler<
 >(core: () => C, schemas: Schemas<P, Q, B>, run: Run<C, P, Q, B, HttpResponse | StreamingResponse>): unknown {
   const awslambda = lambdaStreaming();
   return awslambda.streamifyResponse(async (event, responseStream) => {
-    const result = await respond(event, core, schemas, run, authorizedOrg);
+    const result = await respond(event, core, schemas, run, (event) => authorizedOrg(event, schemas.handoffToken === true));
     const output = awslambda.HttpResponseStream.from(responseStream, { statusCode: result.statusCode, headers: result.headers });
     if ("stream" in result) {
       await pipeline(result.stream, output).catch(ignoreHangUp);
@@ -136,18 +137,17 @@ async function respond<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B ex
 }
 
 /**
- * The org the authorizer resolved. A handoff token passes only on the routes the route table opens
+ * The org the authorizer resolved. A handoff token passes only on the routes whose handler opens
  * to it, and only for its own connection.
  */
-function authorizedOrg(event: APIGatewayProxyEvent): string {
+function authorizedOrg(event: APIGatewayProxyEvent, opensToHandoffToken: boolean): string {
   const context = (event.requestContext?.authorizer ?? {}) as AuthorizerContext;
   if (!context.org) throw new UnauthorizedError();
   if (context.connection_scope === undefined) return context.org;
   if (!(Number(context.connection_scope_expires_at) > Date.now() / 1000)) {
     throw new UnauthorizedError("handoff token expired: exchange a new handoff code");
   }
-  const route = routes.find((candidate) => candidate.path === event.resource && candidate.method === event.httpMethod);
-  if (!route?.handoffToken || event.pathParameters?.id !== context.connection_scope) {
+  if (!opensToHandoffToken || event.pathParameters?.id !== context.connection_scope) {
     throw new ForbiddenError("a handoff token reaches only get, submit and events of the connection it was issued for; use an API key");
   }
   return context.org;

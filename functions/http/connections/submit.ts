@@ -3,6 +3,6 @@ import { httpHandler } from "#shared/http/handler.ts";
 import { json } from "#shared/http/responses.ts";
 import { idParams, submitBody } from "#shared/http/schemas.ts";
 
-export const handler = httpHandler(loginRoutes, { params: idParams, body: submitBody }, async (request, core) =>
+export const handler = httpHandler(loginRoutes, { params: idParams, body: submitBody, handoffToken: true }, async (request, core) =>
   json(202, await core.submit(request.org, request.params.id, request.body)),
 );
