@@ -268,9 +268,14 @@ async function outcomeOf(run: () => Promise<StepOutcome>): Promise<StepOutcome> 
       return { kind: "failure", errorCode, message: error.message };
     }
     if (error instanceof UnreachableError) return { kind: "failure", errorCode: "site_unreachable", message: error.message };
-    log.error("login engine step failed", { error: error instanceof Error ? error.message : String(error) });
+    // The name and the top frame only: a library's message may quote a cookie or a form value.
+    log.error("login engine step failed", { error: error instanceof Error ? error.name : typeof error, at: topFrame(error) });
     return { kind: "failure", errorCode: "internal_error", message: "the login engine failed unexpectedly" };
   }
+}
+
+function topFrame(error: unknown): string | undefined {
+  return error instanceof Error ? error.stack?.split("\n").find((line) => line.trim().startsWith("at "))?.trim() : undefined;
 }
 
 function readState(state: EngineState): FlowState {
