@@ -64,6 +64,10 @@ describe("login flows through the gateway, driven by the official client", () =>
     expect(ended.post_login_url).toContain(`/${shape}/account`);
     expect(site.logins(shape)).toBe(before + 1);
     await expectLoggedInWithDownloadedProfile(created.profile_name, shape);
+    // save_credentials (the default): the durable values typed, never a one-time code, in a linked credential.
+    const credential = await client.credentials.retrieve(ended.credential?.name ?? "");
+    expect(credential.value_keys).toEqual(expect.arrayContaining(["identifier", "password"]));
+    expect((credential.value_keys ?? []).filter((key) => /code|otp/i.test(key))).toEqual([]);
     const timeline = await client.auth.connections.timeline(created.id, { type: "login" });
     expect(timeline.getPaginatedItems()[0]).toMatchObject({ type: "login", status: "SUCCESS" });
   });
@@ -96,6 +100,21 @@ describe("login flows through the gateway, driven by the official client", () =>
 
     expect(ended).toMatchObject({ flow_status: "FAILED", error_code: "captcha_blocked", status: "NEEDS_AUTH" });
     await expect(client.profiles.download(created.profile_name)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("answers a login at once, without a flow, while the saved session still works", async () => {
+    const created = await connectionFor("plain");
+    const first = await logIn(client, site, "plain", created.id);
+    const loginsBefore = site.logins("plain");
+
+    const again = await client.auth.connections.login(created.id);
+
+    expect(again).toMatchObject({ id: created.id, flow_type: "LOGIN" });
+    expect(await client.auth.connections.retrieve(created.id)).toMatchObject({ flow_status: "SUCCESS", last_auth_at: first.last_auth_at });
+    expect(site.logins("plain")).toBe(loginsBefore);
+    const sfn = new SFNClient({ region: "us-east-1", endpoint: stack.sfnEndpoint, credentials: { accessKeyId: "l", secretAccessKey: "l" } });
+    const executions = await sfn.send(new ListExecutionsCommand({ stateMachineArn: loadConfig().STATE_MACHINE_ARN }));
+    expect(executions.executions?.filter((execution) => execution.name?.startsWith(`${created.id}-login-`))).toHaveLength(1);
   });
 
   it("a second login while one waits for input rejoins the same flow", async () => {
