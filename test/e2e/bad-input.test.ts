@@ -1,15 +1,15 @@
-import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { localClient } from "../../infra/local/dynamodb-local.ts";
+import { rawAccess, type Attempt } from "../support/raw-requests.ts";
 import { startTestStack } from "../support/stack.ts";
 
 let stack: Awaited<ReturnType<typeof startTestStack>>;
-let db: DynamoDBDocumentClient;
+let send: ReturnType<typeof rawAccess>["send"];
+let tableContents: ReturnType<typeof rawAccess>["tableContents"];
 let existingId: string;
 
 beforeAll(async () => {
   stack = await startTestStack();
-  db = DynamoDBDocumentClient.from(localClient(stack.dynamoEndpoint));
+  ({ send, tableContents } = rawAccess(stack));
   const created = await send("POST", "/auth/connections", { json: { domain: "taken.com", profile_name: "owner" } });
   existingId = ((await created.json()) as { id: string }).id;
 });
@@ -17,26 +17,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-interface Attempt {
-  json?: unknown;
-  raw?: string | Buffer;
-  contentType?: string;
-  auth?: string | null;
-}
-
-function send(method: string, path: string, attempt: Attempt = {}): Promise<Response> {
-  const headers: Record<string, string> = {};
-  if (attempt.auth !== null) headers.authorization = attempt.auth ?? `Bearer ${stack.apiKey}`;
-  const body = attempt.json !== undefined ? JSON.stringify(attempt.json) : attempt.raw;
-  if (body !== undefined) headers["content-type"] = attempt.contentType ?? "application/json";
-  return fetch(`${stack.url}${path}`, { method, headers, body });
-}
-
-async function tableContents() {
-  const scan = await db.send(new ScanCommand({ TableName: stack.tableName, ConsistentRead: true }));
-  return (scan.Items ?? []).sort((a, b) => `${a.pk}${a.sk}`.localeCompare(`${b.pk}${b.sk}`));
-}
 
 const create = (json: unknown): [string, string, Attempt] => ["POST", "/auth/connections", { json }];
 const patch = (json: unknown): [string, string, Attempt] => ["PATCH", "/auth/connections/{existing}", { json }];

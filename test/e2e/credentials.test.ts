@@ -1,18 +1,18 @@
 import Kernel, { ConflictError, NotFoundError } from "@onkernel/sdk";
-import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { totpCode } from "#shared/login/totp.ts";
-import { localClient } from "../../infra/local/dynamodb-local.ts";
+import { rawAccess, type Attempt } from "../support/raw-requests.ts";
 import { officialClient, startTestStack } from "../support/stack.ts";
 
 let stack: Awaited<ReturnType<typeof startTestStack>>;
 let client: Kernel;
-let db: DynamoDBDocumentClient;
+let send: ReturnType<typeof rawAccess>["send"];
+let tableContents: ReturnType<typeof rawAccess>["tableContents"];
 
 beforeAll(async () => {
   stack = await startTestStack();
   client = officialClient(stack);
-  db = DynamoDBDocumentClient.from(localClient(stack.dynamoEndpoint));
+  ({ send, tableContents } = rawAccess(stack));
 });
 
 afterAll(async () => {
@@ -90,26 +90,6 @@ describe("credentials through the official client", () => {
     await expect(client.credentials.create({ name: "pager-0", domain: "x.com", values: {} })).rejects.toBeInstanceOf(ConflictError);
   });
 });
-
-interface Attempt {
-  json?: unknown;
-  raw?: string;
-  contentType?: string;
-  auth?: null;
-}
-
-function send(method: string, path: string, attempt: Attempt = {}): Promise<Response> {
-  const headers: Record<string, string> = {};
-  if (attempt.auth !== null) headers.authorization = `Bearer ${stack.apiKey}`;
-  const body = attempt.json !== undefined ? JSON.stringify(attempt.json) : attempt.raw;
-  if (body !== undefined) headers["content-type"] = attempt.contentType ?? "application/json";
-  return fetch(`${stack.url}${path}`, { method, headers, body });
-}
-
-async function tableContents() {
-  const scan = await db.send(new ScanCommand({ TableName: stack.tableName, ConsistentRead: true }));
-  return (scan.Items ?? []).sort((a, b) => `${a.pk}${a.sk}`.localeCompare(`${b.pk}${b.sk}`));
-}
 
 /** Carried by bad requests, so no error answer may repeat it. */
 const marker = "Sekr1t-Marker-Value";

@@ -1,0 +1,33 @@
+import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { localClient } from "../../infra/local/dynamodb-local.ts";
+import type { startTestStack } from "./stack.ts";
+
+type TestStack = Awaited<ReturnType<typeof startTestStack>>;
+
+/** A request as a careless or hostile client sends it: any body, any content type, any or no key. */
+export interface Attempt {
+  json?: unknown;
+  raw?: string | Buffer;
+  contentType?: string;
+  /** The Authorization header; null sends none; absent sends the stack's API key. */
+  auth?: string | null;
+}
+
+/** Bad-input tests: raw requests to the gateway, and the table's whole contents to show nothing changed. */
+export function rawAccess(stack: TestStack) {
+  const db = DynamoDBDocumentClient.from(localClient(stack.dynamoEndpoint));
+  return {
+    send(method: string, path: string, attempt: Attempt = {}): Promise<Response> {
+      const headers: Record<string, string> = {};
+      if (attempt.auth !== null) headers.authorization = attempt.auth ?? `Bearer ${stack.apiKey}`;
+      const body = attempt.json !== undefined ? JSON.stringify(attempt.json) : attempt.raw;
+      if (body !== undefined) headers["content-type"] = attempt.contentType ?? "application/json";
+      return fetch(`${stack.url}${path}`, { method, headers, body });
+    },
+
+    async tableContents() {
+      const scan = await db.send(new ScanCommand({ TableName: stack.tableName, ConsistentRead: true }));
+      return (scan.Items ?? []).sort((a, b) => `${a.pk}${a.sk}`.localeCompare(`${b.pk}${b.sk}`));
+    },
+  };
+}
