@@ -8,7 +8,7 @@ import { loginEngine } from "./login-engine.ts";
 import { profileSessions } from "./profile-sessions.ts";
 import { secretBox } from "./secrets.ts";
 import { connectionStore } from "./table.ts";
-import { flowSignal, workflowEngine } from "./workflow-engine.ts";
+import { workflowEngine } from "./workflow-engine.ts";
 
 function outcomeDeps(config: Config): LoginOutcomeDeps {
   return {
@@ -19,15 +19,13 @@ function outcomeDeps(config: Config): LoginOutcomeDeps {
   };
 }
 
-/** The login and submit routes. */
+/** The login route. */
 export const loginRoutes = perConfig((config) =>
   loginRouteCore({
     connections: connectionStore(config),
     engine: loginEngine(config),
     sessions: profileSessions(config),
-    secrets: secretBox(config),
     workflow: workflowEngine(config),
-    signal: flowSignal(config),
     handoff: handoff(config),
     timing: workflowTiming(config),
   }),

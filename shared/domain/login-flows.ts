@@ -207,9 +207,7 @@ export interface LoginRouteDeps {
   connections: ConnectionStore;
   engine: Pick<LoginEngine, "probe">;
   sessions: Pick<ProfileSessions, "load">;
-  secrets: SecretBox;
   workflow: WorkflowEngine;
-  signal: FlowSignal;
   handoff: { issueHandoffCode(org: string, connectionId: string, expiresAt: string): Promise<string> };
   timing: Pick<WorkflowTiming, "timeScale">;
   now?: () => Date;
@@ -229,11 +227,7 @@ export function loginRouteCore(deps: LoginRouteDeps) {
   const clock = deps.now ?? (() => new Date());
   const scaledMs = (seconds: number) => seconds * 1000 * deps.timing.timeScale;
 
-  async function existing(org: string, id: string): Promise<Connection> {
-    const connection = await deps.connections.get(org, id);
-    if (!connection) throw new NotFoundError(`auth connection '${id}' not found`);
-    return connection;
-  }
+  const existing = (org: string, id: string) => existingConnection(deps.connections, org, id);
 
   async function respond(connection: Connection): Promise<LoginResponse> {
     const expiresAt = connection.flow_expires_at ?? clock().toISOString();
@@ -288,10 +282,30 @@ export function loginRouteCore(deps: LoginRouteDeps) {
       if ((await deps.connections.get(org, id))?.flow_id !== flowId) await deps.workflow.stop(deps.workflow.executionArn(executionName));
       return respond(begun.connection);
     },
+  };
+}
 
+async function existingConnection(connections: ConnectionStore, org: string, id: string): Promise<Connection> {
+  const connection = await connections.get(org, id);
+  if (!connection) throw new NotFoundError(`auth connection '${id}' not found`);
+  return connection;
+}
+
+export interface SubmitDeps {
+  connections: ConnectionStore;
+  secrets: SecretBox;
+  signal: FlowSignal;
+  now?: () => Date;
+}
+
+/** The submit route: hands the user's input to the flow step waiting for it. */
+export function submitCore(deps: SubmitDeps) {
+  const clock = deps.now ?? (() => new Date());
+
+  return {
     async submit(org: string, id: string, submission: Submission): Promise<{ accepted: true }> {
       const given = meaningfulSubmission(submission);
-      const connection = await existing(org, id);
+      const connection = await existingConnection(deps.connections, org, id);
       const flowId = connection.flow_id;
       const waiting = connection.flow_status === "IN_PROGRESS" && connection.flow_step === "AWAITING_INPUT" && flowId;
       if (!waiting) throw new ConflictError(`auth connection '${id}' has no login flow waiting for input (flow_status ${connection.flow_status ?? "null"}, flow_step ${connection.flow_step ?? "null"})`);
