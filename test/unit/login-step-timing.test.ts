@@ -1,0 +1,122 @@
+import { describe, expect, it } from "vitest";
+import { defaultSettings, noFlow, type Connection, type ConnectionStore, type RecordGuard, type TimelineRecord } from "#shared/domain/connection.ts";
+import { loginStepCore, type LoginStepDeps } from "#shared/domain/login-flows.ts";
+import type { FlowPrompt, StepOutcome } from "#shared/login/types.ts";
+import type { SecretBox } from "#shared/secrets/secret-box.ts";
+
+const minute = 60_000;
+const started = new Date("2026-11-23T10:00:00.000Z");
+
+const prompt: FlowPrompt = {
+  discovered_fields: [],
+  fields: [{ id: "password", ref: "password", type: "password" }],
+  choices: [],
+  mfa_options: [],
+  sign_in_options: [],
+  pending_sso_buttons: [],
+  external_action_message: null,
+};
+
+/** The record in memory, with the flow guard the DynamoDB store enforces by condition. */
+function memoryStore(connection: Connection) {
+  const timeline: TimelineRecord[] = [];
+  const holds = (guard: RecordGuard) =>
+    "flowId" in guard && connection.flow_id === guard.flowId && connection.flow_status === "IN_PROGRESS" && (!guard.step || connection.flow_step === guard.step);
+  const store = {
+    get: async () => ({ ...connection }),
+    guardedUpdate: async (_org: string, _id: string, guard: RecordGuard, changes: Partial<Connection>) => {
+      if (!holds(guard)) return undefined;
+      Object.assign(connection, changes);
+      return { ...connection };
+    },
+    recordOutcome: async (_org: string, _id: string, guard: RecordGuard, changes: Partial<Connection>, event: TimelineRecord) => {
+      if (!holds(guard)) return false;
+      Object.assign(connection, changes);
+      timeline.push(event);
+      return true;
+    },
+  } as unknown as ConnectionStore;
+  return { store, connection, timeline };
+}
+
+/** Seals by wrapping: these tests are about time, not encryption. */
+const plainBox: SecretBox = { seal: async (text) => `sealed:${text}`, open: async (sealed) => sealed.slice("sealed:".length) };
+
+function setup(flow: Partial<Connection>, now: Date) {
+  const record = memoryStore({
+    ...defaultSettings,
+    ...noFlow,
+    id: "ac_1",
+    org: "o",
+    profile_id: "pr_1",
+    profile_name: "p",
+    domain: "example.com",
+    created_at: started.toISOString(),
+    updated_at: started.toISOString(),
+    version: 1,
+    status: "NEEDS_AUTH",
+    last_auth_check_at: null,
+    last_auth_at: null,
+    can_reauth: false,
+    can_reauth_reason: null,
+    post_login_url: null,
+    execution_arn: null,
+    workflow_generation: 0,
+    flow_id: "f1",
+    flow_status: "IN_PROGRESS",
+    flow_step: "DISCOVERING",
+    flow_type: "LOGIN",
+    flow_started_at: started.toISOString(),
+    ...flow,
+  });
+  const engineCalls: string[] = [];
+  const asksAgain = async (): Promise<StepOutcome> => ({ kind: "input", state: { step: engineCalls.length }, prompt, websiteError: null });
+  const core = loginStepCore({
+    connections: record.store,
+    engine: {
+      start: async () => (engineCalls.push("start"), asksAgain()),
+      submit: async () => (engineCalls.push("submit"), asksAgain()),
+    },
+    secrets: plainBox,
+    timing: { timeScale: 1 },
+    timelineRetentionDays: 90,
+    now: () => now,
+  } as unknown as LoginStepDeps);
+  return { ...record, core, engineCalls };
+}
+
+const input = { org: "o", connection_id: "ac_1", flow_id: "f1" };
+
+describe("a login flow's clock", () => {
+  it("waits up to 10 minutes for input after a step", async () => {
+    const { core, connection } = setup({}, started);
+
+    const output = await core.loginStep(input);
+
+    expect(output).toEqual({ ...input, next: "await_input", input_timeout_seconds: 600 });
+    expect(connection).toMatchObject({ flow_step: "AWAITING_INPUT", flow_expires_at: new Date(started.getTime() + 10 * minute).toISOString() });
+  });
+
+  it("waits only for what is left of the 20 minutes in all", async () => {
+    const submitted = { flow_step: "SUBMITTING" as const, flow_engine_state: "sealed:{}", flow_submission: 'sealed:{"fields":{"password":"x"}}' };
+    const { core, connection, engineCalls } = setup(submitted, new Date(started.getTime() + 15 * minute));
+
+    const output = await core.loginStep(input);
+
+    expect(engineCalls).toEqual(["submit"]);
+    expect(output).toEqual({ ...input, next: "await_input", input_timeout_seconds: 300 });
+    expect(connection.flow_expires_at).toBe(new Date(started.getTime() + 20 * minute).toISOString());
+  });
+
+  it("ends EXPIRED once 20 minutes have passed, without running the engine", async () => {
+    const submitted = { flow_step: "SUBMITTING" as const, flow_engine_state: "sealed:{}", flow_submission: 'sealed:{"fields":{"password":"x"}}' };
+    const { core, connection, engineCalls, timeline } = setup(submitted, new Date(started.getTime() + 20 * minute));
+
+    const output = await core.loginStep(input);
+
+    expect(output).toEqual({ ...input, next: "end" });
+    expect(engineCalls).toEqual([]);
+    expect(connection).toMatchObject({ flow_status: "EXPIRED", error_code: "flow_expired", flow_engine_state: null, flow_submission: null });
+    expect(timeline.map((record) => [record.event.type, record.event.status])).toEqual([["login", "EXPIRED"]]);
+  });
+});
