@@ -1,31 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { connectionEventsCore, flowSnapshot, nextFollowStep, sseFrame } from "#shared/domain/connection-events.ts";
-import { defaultSettings, noFlow, type Connection } from "#shared/domain/connection.ts";
+import type { Connection } from "#shared/domain/connection.ts";
 import { NotFoundError } from "#shared/domain/errors.ts";
+import { connectionRecord } from "../support/connection-record.ts";
 
-function connection(overrides: Partial<Connection> = {}): Connection {
-  return {
-    ...defaultSettings,
-    ...noFlow,
-    id: "ac_1",
-    org: "acme",
-    profile_id: "pr_1",
-    profile_name: "p",
-    domain: "example.com",
-    created_at: "2026-01-01T00:00:00.000Z",
-    updated_at: "2026-01-01T00:00:00.000Z",
-    version: 1,
-    status: "NEEDS_AUTH",
-    last_auth_check_at: null,
-    last_auth_at: null,
-    can_reauth: false,
-    can_reauth_reason: null,
-    post_login_url: null,
-    execution_arn: null,
-    workflow_generation: 0,
-    ...overrides,
-  };
-}
+const connection = connectionRecord;
 
 const inProgress: Partial<Connection> = { flow_status: "IN_PROGRESS", flow_step: "DISCOVERING", flow_type: "LOGIN" };
 const awaitingInput: Partial<Connection> = {

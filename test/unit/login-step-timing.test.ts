@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { defaultSettings, noFlow, type Connection, type ConnectionStore, type RecordGuard, type TimelineRecord } from "#shared/domain/connection.ts";
+import type { Connection, ConnectionStore, RecordGuard, TimelineRecord } from "#shared/domain/connection.ts";
 import { loginStepCore, type LoginStepDeps } from "#shared/domain/login-flows.ts";
 import type { FlowPrompt, StepOutcome } from "#shared/login/types.ts";
 import type { SecretBox } from "#shared/secrets/secret-box.ts";
+import { connectionRecord } from "../support/connection-record.ts";
 
 const minute = 60_000;
 const started = new Date("2026-11-23T10:00:00.000Z");
@@ -43,32 +44,18 @@ function memoryStore(connection: Connection) {
 const plainBox: SecretBox = { seal: async (text) => `sealed:${text}`, open: async (sealed) => sealed.slice("sealed:".length) };
 
 function setup(flow: Partial<Connection>, now: Date) {
-  const record = memoryStore({
-    ...defaultSettings,
-    ...noFlow,
-    id: "ac_1",
-    org: "o",
-    profile_id: "pr_1",
-    profile_name: "p",
-    domain: "example.com",
-    created_at: started.toISOString(),
-    updated_at: started.toISOString(),
-    version: 1,
-    status: "NEEDS_AUTH",
-    last_auth_check_at: null,
-    last_auth_at: null,
-    can_reauth: false,
-    can_reauth_reason: null,
-    post_login_url: null,
-    execution_arn: null,
-    workflow_generation: 0,
-    flow_id: "f1",
-    flow_status: "IN_PROGRESS",
-    flow_step: "DISCOVERING",
-    flow_type: "LOGIN",
-    flow_started_at: started.toISOString(),
-    ...flow,
-  });
+  const record = memoryStore(
+    connectionRecord({
+      org: "o",
+      created_at: started.toISOString(),
+      flow_id: "f1",
+      flow_status: "IN_PROGRESS",
+      flow_step: "DISCOVERING",
+      flow_type: "LOGIN",
+      flow_started_at: started.toISOString(),
+      ...flow,
+    }),
+  );
   const engineCalls: string[] = [];
   const asksAgain = async (): Promise<StepOutcome> => ({ kind: "input", state: { step: engineCalls.length }, prompt, websiteError: null });
   const core = loginStepCore({
