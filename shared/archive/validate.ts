@@ -48,7 +48,7 @@ export async function readZstdStorageState(body: Buffer): Promise<StorageState> 
   }
 }
 
-export async function readStorageState(tar: Readable): Promise<StorageState> {
+async function readStorageState(tar: Readable): Promise<StorageState> {
   const entry = await readTarEntry(tar, storageStateEntry);
   if (entry === undefined) throw new InvalidArchiveError(`the archive holds no ${storageStateEntry}`);
   return parseStorageState(entry, storageStateEntry);

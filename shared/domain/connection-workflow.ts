@@ -1,10 +1,9 @@
-import { newId } from "../ids.ts";
 import { countMetric, log } from "../log.ts";
 import { totpCode } from "../login/totp.ts";
 import { answerPrompt } from "../login/auto-answer.ts";
 import type { LoginEngine, StepOutcome } from "../login/types.ts";
 import type { WorkflowState } from "../workflow/definition.ts";
-import type { Connection, ConnectionStore } from "./connection.ts";
+import { timelineRecord, type Connection, type ConnectionStore } from "./connection.ts";
 import { loginOutcomes, loginTarget, type LoginOutcomeDeps } from "./login-flows.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
 import { executionName, nextCheckAt, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
@@ -98,24 +97,14 @@ export function healthCheckCore(deps: HealthCheckDeps) {
       if (!connection || connection.execution_arn !== input.execution_id) return ended;
       const next = loopNext(input, connection, now, deps.timing);
       if (!connection.health_checks) return { ...loop, ...next };
-      const checkedAt = clock().toISOString();
       const outcome = await checkSession(connection);
+      const checkedAt = clock();
       const recorded = await deps.connections.recordOutcome(
         input.org,
         input.connection_id,
         { executionArn: input.execution_id },
-        { last_auth_check_at: checkedAt, status: outcome.status },
-        {
-          event: {
-            id: newId("ev"),
-            type: "health_check",
-            status: outcome.status,
-            timestamp: checkedAt,
-            previous_status: connection.status,
-            ...(outcome.error ? { error_code: outcome.error.code, error_message: outcome.error.message } : {}),
-          },
-          expiresAt: Math.floor((now.getTime() + deps.timelineRetentionDays * dayMs) / 1000),
-        },
+        { last_auth_check_at: checkedAt.toISOString(), status: outcome.status },
+        timelineRecord(connection, { type: "health_check", status: outcome.status, error: outcome.error }, checkedAt, deps.timelineRetentionDays),
       );
       if (!recorded) return ended;
       return { ...loop, ...next, ...(outcome.reauth ? { next: "reauth" as const } : {}) };

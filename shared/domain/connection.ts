@@ -1,3 +1,6 @@
+import { newId } from "../ids.ts";
+import { NotFoundError } from "./errors.ts";
+
 export const connectionStatuses = ["AUTHENTICATED", "NEEDS_AUTH"] as const;
 export const flowStatuses = ["IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"] as const;
 export const flowSteps = ["DISCOVERING", "AWAITING_INPUT", "AWAITING_EXTERNAL_ACTION", "SUBMITTING", "COMPLETED"] as const;
@@ -110,6 +113,37 @@ export interface TimelineEvent {
   previous_status?: string;
   error_code?: string;
   error_message?: string;
+}
+
+const dayMs = 24 * 60 * 60 * 1000;
+
+/** A timeline event of `connection` at `at`, kept `retentionDays` (DynamoDB's TTL removes it after). */
+export function timelineRecord(
+  connection: Pick<Connection, "status">,
+  event: { type: TimelineEvent["type"]; status: string; error?: { code: string; message: string } },
+  at: Date,
+  retentionDays: number,
+): TimelineRecord {
+  return {
+    event: {
+      id: newId("ev"),
+      type: event.type,
+      status: event.status,
+      timestamp: at.toISOString(),
+      previous_status: connection.status,
+      ...(event.error ? { error_code: event.error.code, error_message: event.error.message } : {}),
+    },
+    expiresAt: Math.floor((at.getTime() + retentionDays * dayMs) / 1000),
+  };
+}
+
+/** What a flow keeps while it runs; dropped when it ends, so no session or typed value outlives it. */
+export const flowSecretsCleared = { flow_engine_state: null, flow_submission: null, flow_task_token: null } as const;
+
+export async function existingConnection(store: Pick<ConnectionStore, "get">, org: string, id: string): Promise<Connection> {
+  const connection = await store.get(org, id);
+  if (!connection) throw new NotFoundError(`auth connection '${id}' not found`);
+  return connection;
 }
 
 export const defaultSettings: ConnectionSettings = {

@@ -1,6 +1,8 @@
 import { newId } from "../ids.ts";
 import {
   defaultSettings,
+  existingConnection,
+  flowSecretsCleared,
   noFlow,
   toConnectionResource,
   type BrowserTelemetry,
@@ -117,12 +119,6 @@ function settingsFrom(input: SettingsInput, policy: TargetPolicy): Partial<Conne
   return settings;
 }
 
-async function existing(store: ConnectionStore, org: string, id: string): Promise<Connection> {
-  const connection = await store.get(org, id);
-  if (!connection) throw new NotFoundError(`auth connection '${id}' not found`);
-  return connection;
-}
-
 function isoClock(now: (() => Date) | undefined) {
   const clock = now ?? (() => new Date());
   return { clock, now: () => clock().toISOString() };
@@ -134,7 +130,7 @@ export function connectionsCore(deps: ConnectionsCoreDeps) {
 
   return {
     async get(org: string, id: string) {
-      return toConnectionResource(await existing(deps.connections, org, id));
+      return toConnectionResource(await existingConnection(deps.connections, org, id));
     },
 
     async list(org: string, input: ListConnectionsInput) {
@@ -158,14 +154,14 @@ export function connectionsCore(deps: ConnectionsCoreDeps) {
 
     async update(org: string, id: string, input: SettingsInput) {
       const changes = settingsFrom(input, deps.policy);
-      if (Object.keys(changes).length === 0) return toConnectionResource(await existing(deps.connections, org, id));
+      if (Object.keys(changes).length === 0) return toConnectionResource(await existingConnection(deps.connections, org, id));
       const updated = await deps.connections.updateSettings(org, id, changes, now());
       if (!updated) throw new NotFoundError(`auth connection '${id}' not found`);
       return toConnectionResource(updated);
     },
 
     async timeline(org: string, id: string, input: { type?: TimelineEvent["type"]; limit: number; offset: number }) {
-      await existing(deps.connections, org, id);
+      await existingConnection(deps.connections, org, id);
       return deps.connections.timeline({
         org,
         id,
@@ -227,7 +223,7 @@ export function connectionLifecycleCore(deps: ConnectionLifecycleDeps) {
       // Stop first, then remove only if the record still points at the stopped execution: an
       // execution that continued into a new one meanwhile is stopped on the next round.
       for (let round = 1; round <= maxStopRounds; round++) {
-        const connection = await existing(deps.connections, org, id);
+        const connection = await existingConnection(deps.connections, org, id);
         await cancelFlow(connection);
         if (connection.execution_arn) await deps.workflow.stop(connection.execution_arn);
         const outcome = await deps.connections.remove(org, id, connection.execution_arn);
@@ -242,11 +238,9 @@ export function connectionLifecycleCore(deps: ConnectionLifecycleDeps) {
   async function cancelFlow(connection: Connection): Promise<void> {
     if (connection.flow_status === "IN_PROGRESS" && connection.flow_id) {
       await deps.connections.guardedUpdate(connection.org, connection.id, { flowId: connection.flow_id }, {
+        ...flowSecretsCleared,
         flow_status: "CANCELED",
         flow_step: "COMPLETED",
-        flow_engine_state: null,
-        flow_submission: null,
-        flow_task_token: null,
       });
       if (connection.flow_execution_arn) await deps.workflow.stop(connection.flow_execution_arn);
     }

@@ -1,12 +1,21 @@
 import { randomBytes } from "node:crypto";
-import { newId } from "../ids.ts";
 import { log } from "../log.ts";
 import { canReauthReason, reauthPossible } from "../login/auto-answer.ts";
 import { submissionProblem } from "../login/submission.ts";
 import type { FlowPrompt, LoginEngine, LoginTarget, StepOutcome, Submission } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
 import type { FlowExecutionInput } from "../workflow/definition.ts";
-import { noFlow, type Connection, type ConnectionStore, type RecordGuard, type TimelineEvent, type TimelineRecord } from "./connection.ts";
+import {
+  existingConnection,
+  flowSecretsCleared,
+  noFlow,
+  timelineRecord,
+  type Connection,
+  type ConnectionStore,
+  type RecordGuard,
+  type TimelineEvent,
+  type TimelineRecord,
+} from "./connection.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "./errors.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
 import type { WorkflowEngine, WorkflowTiming } from "./workflow.ts";
@@ -14,8 +23,6 @@ import type { WorkflowEngine, WorkflowTiming } from "./workflow.ts";
 /** How long a flow may wait for input, and live in all (api.md, Flow rules); scaled locally. */
 export const inputTimeoutSeconds = 10 * 60;
 export const flowTimeoutSeconds = 20 * 60;
-
-const dayMs = 24 * 60 * 60 * 1000;
 
 /** The credential operations a login needs (shared/domain/credentials.ts). */
 export interface LoginCredentials {
@@ -75,9 +82,6 @@ function promptOf(connection: Connection): FlowPrompt {
   };
 }
 
-/** What a flow keeps while it runs; dropped when it ends, so no session or typed value outlives it. */
-const flowSecretsCleared = { flow_engine_state: null, flow_submission: null, flow_task_token: null };
-
 /** How a flow ended, on the record and its timeline: needs only the connection store. */
 export interface FlowEndDeps {
   connections: ConnectionStore;
@@ -91,18 +95,7 @@ export function flowEnds(deps: FlowEndDeps) {
   const clock = deps.now ?? (() => new Date());
 
   function timeline(type: TimelineEvent["type"], status: string, connection: Connection, error?: { code: string; message: string }): TimelineRecord {
-    const now = clock();
-    return {
-      event: {
-        id: newId("ev"),
-        type,
-        status,
-        timestamp: now.toISOString(),
-        previous_status: connection.status,
-        ...(error ? { error_code: error.code, error_message: error.message } : {}),
-      },
-      expiresAt: Math.floor((now.getTime() + deps.timelineRetentionDays * dayMs) / 1000),
-    };
+    return timelineRecord(connection, { type, status, error }, clock(), deps.timelineRetentionDays);
   }
 
   async function fail(
@@ -283,12 +276,6 @@ export function loginRouteCore(deps: LoginRouteDeps) {
       return respond(begun.connection);
     },
   };
-}
-
-async function existingConnection(connections: ConnectionStore, org: string, id: string): Promise<Connection> {
-  const connection = await connections.get(org, id);
-  if (!connection) throw new NotFoundError(`auth connection '${id}' not found`);
-  return connection;
 }
 
 export interface SubmitDeps {

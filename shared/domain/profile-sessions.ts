@@ -1,7 +1,7 @@
 import { buffer } from "node:stream/consumers";
 import { mergeStorageStates, sessionArchive, storedStorageState } from "../archive/session-archive.ts";
 import type { StorageState } from "../archive/storage-state.ts";
-import type { ArchiveBlobStore, ProfileStore } from "./profile.ts";
+import type { ArchiveBlobStore, ArchiveRef, ProfileStore } from "./profile.ts";
 
 export interface ProfileSessionsDeps {
   profiles: ProfileStore;
@@ -13,17 +13,18 @@ export interface ProfileSessionsDeps {
 export function profileSessionsCore(deps: ProfileSessionsDeps) {
   const now = () => (deps.now ?? (() => new Date()))().toISOString();
 
+  async function read(org: string, profileId: string, kind: ArchiveRef["kind"]): Promise<StorageState | undefined> {
+    const stored = await deps.archives.open(org, profileId, kind);
+    return stored && storedStorageState(kind, await buffer(stored.body));
+  }
+
   /**
    * Straight from the archive store, current format first: every health check loads a session, and
    * an archive object exists only while its profile records it (import and save write the object
    * first and remove it if the profile is gone; profile delete removes it).
    */
   async function load(org: string, profileId: string): Promise<StorageState | undefined> {
-    for (const kind of ["tar.zst", "json"] as const) {
-      const stored = await deps.archives.open(org, profileId, kind);
-      if (stored) return storedStorageState(kind, await buffer(stored.body));
-    }
-    return undefined;
+    return (await read(org, profileId, "tar.zst")) ?? (await read(org, profileId, "json"));
   }
 
   return {
@@ -37,8 +38,7 @@ export function profileSessionsCore(deps: ProfileSessionsDeps) {
       const savedAt = now();
       const previous = await deps.profiles.get(org, profile.id);
       if (!previous) return false;
-      const stored = previous.archive && (await deps.archives.open(org, profile.id, previous.archive.kind));
-      const saved = stored ? await storedStorageState(previous.archive!.kind, await buffer(stored.body)) : undefined;
+      const saved = previous.archive ? await read(org, profile.id, previous.archive.kind) : undefined;
       const merged = mergeStorageStates(saved, session);
       const archive = await sessionArchive(merged, { id: profile.id, name: profile.name, saved_at: savedAt, domains });
       await deps.archives.put(org, profile.id, "tar.zst", archive);
