@@ -3,6 +3,7 @@ import { base32Decode, InvalidTotpSecretError, totpCode, totpWindowEndsAt } from
 import type { SecretBox } from "../secrets/secret-box.ts";
 import { toCredentialResource, type Credential, type CredentialForLogin, type CredentialStore } from "./credential.ts";
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
+import { findByIdOrName } from "./id-or-name.ts";
 import { normalizeDomain, type TargetPolicy } from "./targets.ts";
 
 export interface CredentialsCoreDeps {
@@ -38,7 +39,6 @@ interface ValuesChange {
   merge?: Record<string, string>;
 }
 
-const idPattern = /^cr_[0-9a-z]{20}$/;
 /** 80 bits: the shortest secret authenticator apps are commonly given. */
 const minTotpSecretBytes = 10;
 /** A lost race costs one pass of saveFromLogin (a create beaten by another, or a credential deleted meanwhile). */
@@ -53,11 +53,8 @@ export function credentialsCore(deps: CredentialsCoreDeps) {
   const clock = deps.now ?? (() => new Date());
   const sealContext = (org: string, id: string) => ({ org, credential: id });
 
-  async function find(org: string, idOrName: string): Promise<Credential | undefined> {
-    const byId = idPattern.test(idOrName) ? await deps.credentials.get(org, idOrName) : undefined;
-    if (byId) return byId;
-    const id = await deps.credentials.findByName(org, idOrName);
-    return id ? deps.credentials.get(org, id) : undefined;
+  function find(org: string, idOrName: string): Promise<Credential | undefined> {
+    return findByIdOrName(idOrName, "cr", { byId: (id) => deps.credentials.get(org, id), idOfName: (name) => deps.credentials.findByName(org, name) });
   }
 
   /** `{id_or_name}`: an id when it has the shape of one and exists, otherwise a name. */

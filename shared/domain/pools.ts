@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { BrowserProvider } from "../browsers/provider.ts";
 import { newId } from "../ids.ts";
 import { ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
+import { findByIdOrName } from "./id-or-name.ts";
 import {
   defaultAcquireWaitSeconds,
   defaultFillRatePerMinute,
@@ -49,8 +50,6 @@ export interface UpdatePoolInput {
   discard_all_idle?: boolean;
 }
 
-const idPattern = /^bp_[0-9a-z]{20}$/;
-
 export function poolsCore(deps: PoolsCoreDeps) {
   const clock = deps.now ?? (() => new Date());
   const now = () => clock().toISOString();
@@ -58,12 +57,9 @@ export function poolsCore(deps: PoolsCoreDeps) {
 
   /** `{id_or_name}`: an id when it has the shape of one and exists, otherwise a name. */
   async function resolve(org: string, idOrName: string): Promise<PoolWithBrowsers> {
-    const byId = idPattern.test(idOrName) ? await deps.pools.read(org, idOrName) : undefined;
-    if (byId) return byId;
-    const id = await deps.pools.findByName(org, idOrName);
-    const byName = id ? await deps.pools.read(org, id) : undefined;
-    if (!byName) throw new NotFoundError(`browser pool '${idOrName}' not found`);
-    return byName;
+    const pool = await findByIdOrName(idOrName, "bp", { byId: (id) => deps.pools.read(org, id), idOfName: (name) => deps.pools.findByName(org, name) });
+    if (!pool) throw new NotFoundError(`browser pool '${idOrName}' not found`);
+    return pool;
   }
 
   async function nameConflict(org: string, name: string): Promise<never> {

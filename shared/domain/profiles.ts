@@ -1,6 +1,7 @@
 import { newId } from "../ids.ts";
 import type { ConnectionStore } from "./connection.ts";
 import { ConflictError, NotFoundError } from "./errors.ts";
+import { findByIdOrName } from "./id-or-name.ts";
 import { toProfileResource, type Profile, type ProfileStore } from "./profile.ts";
 
 export interface ProfilesCoreDeps {
@@ -9,16 +10,14 @@ export interface ProfilesCoreDeps {
   now?: () => Date;
 }
 
-const idPattern = /^pr_[0-9a-z]{20}$/;
-
 /** `{id_or_name}`: an id when it has the shape of one and exists, otherwise a name. */
 export async function resolveProfile(profiles: ProfileStore, org: string, idOrName: string): Promise<Profile> {
-  const byId = idPattern.test(idOrName) ? await profiles.get(org, idOrName) : undefined;
-  if (byId) return byId;
-  const ref = await profiles.findByName(org, idOrName);
-  const byName = ref ? await profiles.get(org, ref.id) : undefined;
-  if (!byName) throw new NotFoundError(`profile '${idOrName}' not found`);
-  return byName;
+  const profile = await findByIdOrName(idOrName, "pr", {
+    byId: (id) => profiles.get(org, id),
+    idOfName: async (name) => (await profiles.findByName(org, name))?.id,
+  });
+  if (!profile) throw new NotFoundError(`profile '${idOrName}' not found`);
+  return profile;
 }
 
 /** Profile records; what touches their archives is in profile-archives.ts. */
