@@ -15,8 +15,8 @@ import { createSfnClient, executionArn } from "#shared/workflow/engine.ts";
 import { indexKeys, keys } from "#shared/store/keys.ts";
 import { tableDefinition } from "#shared/store/table.ts";
 import { localOrg, type LocalStack } from "../infra/local/stack.ts";
-import { keepAliveClient, type HttpReply, type KeepAliveClient } from "./http-client.ts";
-import { runLoad, type LoadResult } from "./load.ts";
+import { assertLoopback, expectStatus, keepAliveClient, type KeepAliveClient } from "./http-client.ts";
+import { roundRobin, runLoad, type LoadResult } from "./load.ts";
 import { summarize, type LatencySummary } from "./stats.ts";
 import { renderTable } from "./table.ts";
 
@@ -71,11 +71,6 @@ function uniqueDomain(source: string): string {
   return `${source}${domainSequence++}.bench.example`;
 }
 
-function roundRobin<T>(values: readonly T[]): () => T {
-  if (values.length === 0) throw new Error("nothing to take turns over");
-  let next = 0;
-  return () => values[next++ % values.length] as T;
-}
 
 /**
  * Each worker keeps to one profile, so no two creates in flight ADD to the same profile's
@@ -86,17 +81,7 @@ function profileOfWorker(fixture: Fixture, worker: number): string {
   return fixture.profileNames[worker % fixture.profileNames.length] as string;
 }
 
-function expectStatus(reply: HttpReply, expected: number): HttpReply {
-  if (reply.status !== expected) {
-    throw new Error(`HTTP ${reply.status} (expected ${expected}): ${reply.body.toString("utf8").slice(0, 300)}`);
-  }
-  return reply;
-}
 
-function assertLoopback(url: string): void {
-  const { hostname } = new URL(url);
-  if (hostname !== "127.0.0.1") throw new Error(`refusing to send benchmark traffic to ${url}: only 127.0.0.1 is allowed`);
-}
 
 /** The profiles, and connections to get and list, created through the API as a user would. */
 async function seed(client: KeepAliveClient): Promise<Fixture> {

@@ -20,7 +20,7 @@ import { profileImport } from "#shared/composition/profile-import.ts";
 import { tableClient } from "#shared/composition/table.ts";
 import { loadConfig } from "#shared/config.ts";
 import { runningInstance, type RunningInstance } from "../infra/local/running.ts";
-import { keepAliveClient } from "./http-client.ts";
+import { assertLoopback, keepAliveClient } from "./http-client.ts";
 import { renderTable } from "./table.ts";
 
 const randomEntryBytes = 8 * 1024 * 1024;
@@ -198,7 +198,7 @@ export async function downloadBench(): Promise<string> {
     const started = await startService(join(workDir, "data"));
     service = started.child;
     const { running } = started;
-    if (new URL(running.url).hostname !== "127.0.0.1") throw new Error(`refusing to send benchmark traffic to ${running.url}`);
+    assertLoopback(running.url);
     const pid = service.pid;
     if (pid === undefined) throw new Error("npm start has no pid");
 

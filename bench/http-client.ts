@@ -42,3 +42,15 @@ export function keepAliveClient(baseUrl: string, options: { bearer: string; maxS
     },
   };
 }
+
+/** The reply, when it has the status expected; otherwise an error naming `what` and quoting the body. */
+export function expectStatus(reply: HttpReply, expected: number, what = "request"): HttpReply {
+  if (reply.status !== expected) throw new Error(`${what}: HTTP ${reply.status} (expected ${expected}): ${reply.body.toString("utf8").slice(0, 300)}`);
+  return reply;
+}
+
+/** Benchmarks send traffic to 127.0.0.1 only. */
+export function assertLoopback(url: string): void {
+  const { hostname } = new URL(url);
+  if (hostname !== "127.0.0.1") throw new Error(`refusing to send benchmark traffic to ${url}: only 127.0.0.1 is allowed`);
+}

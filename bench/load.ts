@@ -51,3 +51,10 @@ export async function runLoad(options: LoadOptions, operation: (worker: number) 
   result.elapsedMs = performance.now() - started;
   return result;
 }
+
+/** Hands out `values` in turn, forever. */
+export function roundRobin<T>(values: readonly T[]): () => T {
+  if (values.length === 0) throw new Error("nothing to take turns over");
+  let next = 0;
+  return () => values[next++ % values.length] as T;
+}

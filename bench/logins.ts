@@ -17,8 +17,8 @@ import type { FlowPrompt, LoginEngine, LoginTarget } from "#shared/login/types.t
 import { localOrg, type LocalStack } from "../infra/local/stack.ts";
 import { startLoginSite, type LoginSite } from "../test/sites/login-site.ts";
 import { answerAs, type Connection as ConnectionResource } from "../test/support/login-flows.ts";
-import { keepAliveClient, type HttpReply, type KeepAliveClient } from "./http-client.ts";
-import { runLoad, type LoadResult } from "./load.ts";
+import { assertLoopback, expectStatus, keepAliveClient, type KeepAliveClient } from "./http-client.ts";
+import { roundRobin, runLoad, type LoadResult } from "./load.ts";
 import { summarize, type LatencySummary } from "./stats.ts";
 import { renderTable } from "./table.ts";
 
@@ -65,15 +65,7 @@ interface ThroughputFigures {
   siteMs: number;
 }
 
-function expectStatus(reply: HttpReply, expected: number, what: string): HttpReply {
-  if (reply.status !== expected) throw new Error(`${what}: HTTP ${reply.status} (expected ${expected}): ${reply.body.toString("utf8").slice(0, 300)}`);
-  return reply;
-}
 
-function assertLoopback(url: string): void {
-  const { hostname } = new URL(url);
-  if (hostname !== "127.0.0.1") throw new Error(`refusing to send benchmark traffic to ${url}: only 127.0.0.1 is allowed`);
-}
 
 async function connectionResource(client: KeepAliveClient, id: string): Promise<ConnectionResource> {
   const reply = expectStatus(await client.send("GET", `/auth/connections/${encodeURIComponent(id)}`), 200, "get connection");
@@ -229,10 +221,6 @@ async function checkableConnections(client: KeepAliveClient, ids: readonly strin
   );
 }
 
-function roundRobin<T>(values: readonly T[]): () => T {
-  let next = 0;
-  return () => values[next++ % values.length] as T;
-}
 
 const ms = (value: number) => value.toFixed(1);
 
