@@ -17,11 +17,13 @@ export const lambdaBundle = {
   banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
   /**
    * Bundled, though the Node 22 runtime ships AWS SDK v3: measured with bench/bundles.ts (figures in
-   * the README's deploy section), a fresh process imports a route about 1.4x as fast with the SDK
-   * bundled (median over routes 94 ms against 135 ms) although a table-only route grows from about
-   * 50 KB to 390 KB, and the deployed SDK is then the version the tests ran against.
+   * the README's deploy section), a fresh process imports a table-only route in about 80 ms with
+   * the SDK bundled against about 175 ms with it left to the runtime, although the file grows from
+   * about 55 KB to 260 KB; and the deployed SDK is then the version the tests ran against.
    */
   bundleAwsSdk: true,
+  /** Module replacements, relative to the repository root; see each replacement for why. */
+  alias: { "@aws-sdk/credential-provider-node": "./infra/lambda-runtime/credentials.ts" },
 } as const;
 
 /** Left to the runtime when `bundleAwsSdk` is false. */
@@ -40,5 +42,7 @@ export function esbuildOptions(bundleAwsSdk: boolean = lambdaBundle.bundleAwsSdk
     mainFields: [...lambdaBundle.mainFields],
     banner: { js: lambdaBundle.banner },
     external: bundleAwsSdk ? [] : [...awsSdkModules],
+    // Left to the runtime, the SDK brings its own default chain.
+    alias: bundleAwsSdk ? { ...lambdaBundle.alias } : {},
   };
 }

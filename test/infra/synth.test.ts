@@ -32,6 +32,16 @@ describe("cdk synth with bundling", () => {
     }
   });
 
+  it("gives each bundled SDK client only the environment-variable credentials Lambda provides", () => {
+    if (!lambdaBundle.bundleAwsSdk) return;
+    for (const fn of functions) {
+      const { sources } = JSON.parse(readFileSync(`${bundleOf(fn)}.map`, "utf8")) as { sources: string[] };
+      expect(sources.filter((source) => /credential-provider-(node|ini|sso|web-identity)|nested-clients/.test(source)), fn.Properties.Description).toEqual([]);
+      const usesAwsSdk = sources.some((source) => source.includes("@smithy/core"));
+      expect(sources.some((source) => source.includes("@aws-sdk/credential-provider-env/")), fn.Properties.Description).toBe(usesAwsSdk);
+    }
+  });
+
   it("leaves the AWS SDK to the runtime exactly when the bundle options say so", () => {
     for (const fn of functions) {
       const importsSdk = /from"@aws-sdk\//.test(readFileSync(bundleOf(fn), "utf8"));
