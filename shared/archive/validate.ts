@@ -4,7 +4,7 @@ import { InvalidArchiveError, UnsupportedArchiveTypeError } from "#shared/archiv
 import { parseStorageState } from "#shared/archive/storage-state.ts";
 import type { StorageState } from "#shared/archive/storage-state.ts";
 import { readTarEntry, storageStateEntry } from "#shared/archive/tar.ts";
-import { zstdCompressStream, zstdDecompressStream, zstdFrameProblem } from "#shared/archive/zstd.ts";
+import { declaredContentSize, zstdCompressStream, zstdDecompressStream, zstdFrameProblem } from "#shared/archive/zstd.ts";
 
 /** How a profile is stored: a current tar.zst archive, or a legacy storageState JSON document. */
 export type StoredArchiveKind = "tar.zst" | "json";
@@ -38,7 +38,7 @@ export async function readZstdStorageState(body: Buffer): Promise<StorageState> 
   const frameProblem = zstdFrameProblem(body);
   if (frameProblem) throw new InvalidArchiveError(`not a valid zstd archive: ${frameProblem}`);
   // The decoder streams, so even a large archive is checked whole with bounded memory.
-  const decoder = zstdDecompressStream();
+  const decoder = zstdDecompressStream(declaredContentSize(body));
   decoder.end(body);
   try {
     return await readStorageState(decoder);

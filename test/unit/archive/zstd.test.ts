@@ -4,6 +4,7 @@ import { buffer } from "node:stream/consumers";
 import { describe, expect, it } from "vitest";
 import {
   compressZstd,
+  declaredContentSize,
   isZstdFrame,
   zstdCompressStream,
   zstdDecompressStream,
@@ -44,6 +45,39 @@ describe("compressZstd", () => {
 
     // Assess
     expect((await decompress(compressed)).equals(Buffer.from(view))).toBe(true);
+  });
+});
+
+describe("declaredContentSize", () => {
+  // 1-, 2-, 4- and 8-byte size fields (RFC 8878 3.1.1.1.4), the 2-byte one offset by 256.
+  it.each([0, 200, 256, 5_000, 65_791, 65_792, 100_000])("reads the %i bytes a whole-buffer frame declares, and the decoder sized to it restores them", async (size) => {
+    // Prepare
+    const data = Buffer.alloc(size, "session ");
+
+    // Act
+    const compressed = await compressZstd(data);
+    const declared = declaredContentSize(compressed);
+    const decoder = zstdDecompressStream(declared);
+    decoder.end(compressed);
+
+    // Assess
+    expect(declared).toBe(size);
+    expect((await buffer(decoder)).equals(data)).toBe(true);
+  });
+
+  it("reads the 8-byte field of a frame over 4 GiB from its header alone", () => {
+    // Prepare: magic, descriptor (8-byte size, single segment), then the size
+    const header = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0, 1, 0, 0, 0]);
+
+    // Act, Assess
+    expect(declaredContentSize(header)).toBe(2 ** 32);
+  });
+
+  it("is undefined for a streamed frame, which declares none, and for what is not a frame", async () => {
+    // Act, Assess
+    expect(declaredContentSize(await compressStreaming(content))).toBeUndefined();
+    expect(declaredContentSize(Buffer.from("not zstd at all"))).toBeUndefined();
+    expect(declaredContentSize(Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x60, 0x00]))).toBeUndefined();
   });
 });
 
