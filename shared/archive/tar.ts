@@ -33,7 +33,7 @@ export async function writeProfileTar(contents: { storageState: StorageState; pr
  * itself is rethrown unchanged, so the caller can tell a bad tar from a failing source.
  */
 export async function readTarEntry(
-  source: AsyncIterable<Uint8Array> | Readable,
+  source: Iterable<Uint8Array> | AsyncIterable<Uint8Array> | Readable,
   name: string,
   maxBytes = maxTarEntryBytes,
 ): Promise<Buffer | undefined> {

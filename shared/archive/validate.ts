@@ -1,10 +1,9 @@
-import { Readable } from "node:stream";
 import { buffer } from "node:stream/consumers";
 import { InvalidArchiveError, UnsupportedArchiveTypeError } from "#shared/archive/errors.ts";
 import { parseStorageState } from "#shared/archive/storage-state.ts";
 import type { StorageState } from "#shared/archive/storage-state.ts";
 import { readTarEntry, storageStateEntry } from "#shared/archive/tar.ts";
-import { declaredContentSize, zstdCompressStream, zstdDecompressStream, zstdFrameProblem } from "#shared/archive/zstd.ts";
+import { zstdCompressStream, zstdDecompressFrame, zstdFrameProblem } from "#shared/archive/zstd.ts";
 
 /** How a profile is stored: a current tar.zst archive, or a legacy storageState JSON document. */
 export type StoredArchiveKind = "tar.zst" | "json";
@@ -26,7 +25,7 @@ export async function validateUpload(contentType: string | undefined, body: Buff
   if (body.byteLength === 0) throw new InvalidArchiveError("empty body");
   if (mediaType === "application/json") return { kind: "json", storedBytes: body, storageState: parseStorageState(body, "body") };
   if (mediaType === "application/x-tar") {
-    const storageState = await readStorageState(Readable.from([body]));
+    const storageState = await readStorageState([body]);
     const compressor = zstdCompressStream();
     compressor.end(body);
     return { kind: "tar.zst", storedBytes: await buffer(compressor), storageState };
@@ -37,18 +36,15 @@ export async function validateUpload(contentType: string | undefined, body: Buff
 export async function readZstdStorageState(body: Buffer): Promise<StorageState> {
   const frameProblem = zstdFrameProblem(body);
   if (frameProblem) throw new InvalidArchiveError(`not a valid zstd archive: ${frameProblem}`);
-  // The decoder streams, so even a large archive is checked whole with bounded memory.
-  const decoder = zstdDecompressStream(declaredContentSize(body));
-  decoder.end(body);
   try {
-    return await readStorageState(decoder);
+    return await readStorageState(zstdDecompressFrame(body));
   } catch (error) {
     if (error instanceof InvalidArchiveError) throw error;
     throw new InvalidArchiveError(`not a valid zstd archive: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
-async function readStorageState(tar: Readable): Promise<StorageState> {
+async function readStorageState(tar: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<StorageState> {
   const entry = await readTarEntry(tar, storageStateEntry);
   if (entry === undefined) throw new InvalidArchiveError(`the archive holds no ${storageStateEntry}`);
   return parseStorageState(entry, storageStateEntry);

@@ -1,4 +1,4 @@
-import { constants, createZstdCompress, createZstdDecompress, zstdCompress } from "node:zlib";
+import { constants, createZstdCompress, createZstdDecompress, zstdCompress, zstdDecompressSync } from "node:zlib";
 import type { Transform } from "node:stream";
 import { promisify } from "node:util";
 
@@ -41,6 +41,25 @@ const minDecompressedChunkBytes = 64;
 export function zstdDecompressStream(declaredBytes?: number): Transform {
   const chunkSize = Math.min(maxDecompressedChunkBytes, Math.max(minDecompressedChunkBytes, declaredBytes ?? maxDecompressedChunkBytes));
   return createZstdDecompress({ chunkSize });
+}
+
+/** Frames declaring at most this much decode in one synchronous call. */
+const inlineDecodeMaxBytes = 256 * 1024;
+
+/**
+ * The content of one frame held in memory. A session archive (a few KB, its size declared) decodes
+ * in one synchronous call: the streaming decoder's setup and thread-pool round trips cost a health
+ * check about five times as much CPU. Larger or undeclared content streams with bounded memory.
+ */
+export function zstdDecompressFrame(frame: Buffer): Iterable<Buffer> | Transform {
+  const declared = declaredContentSize(frame);
+  if (declared !== undefined && declared <= inlineDecodeMaxBytes) {
+    // The cap holds the decoder to the declared size, whatever the frame's blocks would expand to.
+    return [zstdDecompressSync(frame, { maxOutputLength: Math.max(1, declared) })];
+  }
+  const decoder = zstdDecompressStream(declared);
+  decoder.end(frame);
+  return decoder;
 }
 
 /**

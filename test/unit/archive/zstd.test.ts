@@ -1,5 +1,6 @@
 import { compress as referenceCompress, decompress as referenceDecompress } from "@mongodb-js/zstd";
 import { randomBytes } from "node:crypto";
+import { Readable } from "node:stream";
 import { buffer } from "node:stream/consumers";
 import { describe, expect, it } from "vitest";
 import {
@@ -7,6 +8,7 @@ import {
   declaredContentSize,
   isZstdFrame,
   zstdCompressStream,
+  zstdDecompressFrame,
   zstdDecompressStream,
   zstdFrameProblem,
 } from "#shared/archive/zstd.ts";
@@ -78,6 +80,29 @@ describe("declaredContentSize", () => {
     expect(declaredContentSize(await compressStreaming(content))).toBeUndefined();
     expect(declaredContentSize(Buffer.from("not zstd at all"))).toBeUndefined();
     expect(declaredContentSize(Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x60, 0x00]))).toBeUndefined();
+  });
+});
+
+describe("zstdDecompressFrame", () => {
+  it.each([3_000, 300_000])("restores a %i-byte frame held in memory, whether it decodes in one call or streams", async (size) => {
+    // Prepare
+    const data = Buffer.concat([randomBytes(size / 2), Buffer.alloc(size / 2, "cookie ")]);
+
+    // Act
+    const decoded = await buffer(Readable.from(zstdDecompressFrame(await compressZstd(data))));
+
+    // Assess
+    expect(decoded.equals(data)).toBe(true);
+  });
+
+  it("refuses a frame whose content outgrows the size it declares", async () => {
+    // Prepare: the 2-byte size field (offset 5) rewritten from 5000 to 1000
+    const compressed = await compressZstd(Buffer.alloc(5_000, "session "));
+    compressed.writeUInt16LE(1_000 - 256, 5);
+
+    // Act, Assess
+    expect(declaredContentSize(compressed)).toBe(1_000);
+    expect(() => zstdDecompressFrame(compressed)).toThrow();
   });
 });
 
