@@ -17,7 +17,7 @@ import { renderTable } from "./table.ts";
 const repoRoot = fileURLToPath(new URL("../", import.meta.url));
 /** Inside node_modules, so a bundle that leaves the SDK out resolves it as the Lambda runtime would. */
 const outDir = fileURLToPath(new URL("../node_modules/.cache/bundle-bench/", import.meta.url));
-const importRuns = 5;
+const importRuns = 9;
 const maxRouteBundleBytes = 400 * 1024;
 const maxImportRatio = 1.5;
 const baselineName = "DynamoDB client only";
