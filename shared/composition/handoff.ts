@@ -1,4 +1,4 @@
-import { handoffCore, handoffSigningKey, handoffTokenVerifier } from "../domain/handoff.ts";
+import { handoffCodeIssuer, handoffCore, handoffSigningKey, handoffTokenVerifier } from "../domain/handoff.ts";
 import { perConfig } from "./config.ts";
 import { handoffStore } from "./table.ts";
 
@@ -9,6 +9,8 @@ import { handoffStore } from "./table.ts";
 const signingKey = /* @__PURE__ */ perConfig((config) =>
   handoffSigningKey({ store: handoffStore(config), box: async () => (await import("./secrets.ts")).secretBox(config) }),
 );
+
+export const handoffCodes = /* @__PURE__ */ perConfig((config) => handoffCodeIssuer({ store: handoffStore(config) }));
 
 export const handoff = /* @__PURE__ */ perConfig((config) =>
   handoffCore({ store: handoffStore(config), signingKey: signingKey(config), tokenSeconds: config.HANDOFF_TOKEN_SECONDS }),

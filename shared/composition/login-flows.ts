@@ -1,14 +1,12 @@
 import { reauthCore } from "../domain/connection-workflow.ts";
-import { awaitInputCore, expireFlowCore, loginRouteCore, loginStepCore, type LoginOutcomeDeps } from "../domain/login-flows.ts";
+import { loginStepCore, type LoginOutcomeDeps } from "../domain/login-flows.ts";
 import type { Config } from "../config.ts";
 import { perConfig, workflowTiming } from "./config.ts";
 import { credentials } from "./credentials.ts";
-import { handoff } from "./handoff.ts";
 import { loginEngine } from "./login-engine.ts";
 import { profileSessions } from "./profile-sessions.ts";
 import { secretBox } from "./secrets.ts";
 import { connectionStore } from "./table.ts";
-import { workflowEngine } from "./workflow-engine.ts";
 
 function outcomeDeps(config: Config): LoginOutcomeDeps {
   return {
@@ -18,18 +16,6 @@ function outcomeDeps(config: Config): LoginOutcomeDeps {
     timelineRetentionDays: config.TIMELINE_RETENTION_DAYS,
   };
 }
-
-/** The login route. */
-export const loginRoutes = perConfig((config) =>
-  loginRouteCore({
-    connections: connectionStore(config),
-    engine: loginEngine(config),
-    sessions: profileSessions(config),
-    workflow: workflowEngine(config),
-    handoff: handoff(config),
-    timing: workflowTiming(config),
-  }),
-);
 
 /** A login flow's LoginStep task state. */
 export const loginSteps = perConfig((config) =>

@@ -44,15 +44,9 @@ const minTotpSecretBytes = 10;
 /** A lost race costs one pass of saveFromLogin (a create beaten by another, or a credential deleted meanwhile). */
 const maxSavePasses = 4;
 
-/**
- * Credentials: the API's CRUD and TOTP codes, and what login flows need (`forLogin`,
- * `saveFromLogin`). Values and TOTP secrets are sealed with the context `{org, credential: id}`
- * and only `forLogin` ever returns them.
- */
-export function credentialsCore(deps: CredentialsCoreDeps) {
-  const clock = deps.now ?? (() => new Date());
-  const sealContext = (org: string, id: string) => ({ org, credential: id });
+type CredentialRecordsDeps = Pick<CredentialsCoreDeps, "credentials" | "policy">;
 
+function credentialLookup(deps: CredentialRecordsDeps) {
   function find(org: string, idOrName: string): Promise<Credential | undefined> {
     return findByIdOrName(idOrName, "cr", { byId: (id) => deps.credentials.get(org, id), idOfName: (name) => deps.credentials.findByName(org, name) });
   }
@@ -63,6 +57,50 @@ export function credentialsCore(deps: CredentialsCoreDeps) {
     if (!credential) throw new NotFoundError(`credential '${idOrName}' not found`);
     return credential;
   }
+
+  return { find, resolve };
+}
+
+/**
+ * The credential routes that never open a sealed value (get, list, delete): they need no secret
+ * box, so their functions carry no KMS client.
+ */
+export function credentialRecordsCore(deps: CredentialRecordsDeps) {
+  const { resolve } = credentialLookup(deps);
+
+  return {
+    async get(org: string, idOrName: string) {
+      return toCredentialResource(await resolve(org, idOrName));
+    },
+
+    async list(org: string, input: { domain?: string; query?: string; limit: number; offset: number }) {
+      const query = input.query;
+      const page = await deps.credentials.list({
+        org,
+        domain: input.domain === undefined ? undefined : normalizeDomain(input.domain, "domain", deps.policy),
+        offset: input.offset,
+        limit: input.limit,
+        matches: query ? (credential) => matchesQuery(credential, query) : undefined,
+      });
+      return { items: page.items.map((credential) => toCredentialResource(credential, "list")), hasMore: page.hasMore };
+    },
+
+    async remove(org: string, idOrName: string) {
+      const credential = await resolve(org, idOrName);
+      if (!(await deps.credentials.remove(org, credential.id))) throw new NotFoundError(`credential '${idOrName}' not found`);
+    },
+  };
+}
+
+/**
+ * Credentials: the API's CRUD and TOTP codes, and what login flows need (`forLogin`,
+ * `saveFromLogin`). Values and TOTP secrets are sealed with the context `{org, credential: id}`
+ * and only `forLogin` ever returns them.
+ */
+export function credentialsCore(deps: CredentialsCoreDeps) {
+  const clock = deps.now ?? (() => new Date());
+  const sealContext = (org: string, id: string) => ({ org, credential: id });
+  const { find, resolve } = credentialLookup(deps);
 
   async function nameConflict(org: string, name: string): Promise<never> {
     throw new ConflictError(`a credential named '${name}' already exists`, await deps.credentials.findByName(org, name));
@@ -124,21 +162,7 @@ export function credentialsCore(deps: CredentialsCoreDeps) {
       return withTotpCode(toCredentialResource(credential), totpSecret);
     },
 
-    async get(org: string, idOrName: string) {
-      return toCredentialResource(await resolve(org, idOrName));
-    },
-
-    async list(org: string, input: { domain?: string; query?: string; limit: number; offset: number }) {
-      const query = input.query;
-      const page = await deps.credentials.list({
-        org,
-        domain: input.domain === undefined ? undefined : normalizeDomain(input.domain, "domain", deps.policy),
-        offset: input.offset,
-        limit: input.limit,
-        matches: query ? (credential) => matchesQuery(credential, query) : undefined,
-      });
-      return { items: page.items.map((credential) => toCredentialResource(credential, "list")), hasMore: page.hasMore };
-    },
+    ...credentialRecordsCore(deps),
 
     async update(org: string, idOrName: string, input: UpdateCredentialInput) {
       const credential = await resolve(org, idOrName);
@@ -158,11 +182,6 @@ export function credentialsCore(deps: CredentialsCoreDeps) {
       if (result.outcome === "missing") throw new NotFoundError(`credential '${idOrName}' not found`);
       if (result.outcome === "nameTaken") return nameConflict(org, input.name as string);
       return withTotpCode(toCredentialResource(result.credential), totpSecret);
-    },
-
-    async remove(org: string, idOrName: string) {
-      const credential = await resolve(org, idOrName);
-      if (!(await deps.credentials.remove(org, credential.id))) throw new NotFoundError(`credential '${idOrName}' not found`);
     },
 
     async totpCode(org: string, idOrName: string) {

@@ -99,9 +99,8 @@ export function handoffSigningKey(deps: { store: HandoffStore; box: () => Promis
   };
 }
 
-export function handoffCore(deps: { store: HandoffStore; signingKey: SigningKey; tokenSeconds: number; now?: () => number }) {
-  const now = deps.now ?? Date.now;
-
+/** Issuing codes needs only the table: the login route carries no signing key (nor its KMS client). */
+export function handoffCodeIssuer(deps: { store: HandoffStore }) {
   return {
     /** A fresh one-time code for the connection, valid until `expiresAt` (ISO); only its hash is stored. */
     async issueHandoffCode(org: string, connectionId: string, expiresAt: string): Promise<string> {
@@ -111,6 +110,14 @@ export function handoffCore(deps: { store: HandoffStore; signingKey: SigningKey;
       await deps.store.putCode({ code_hash: hashHandoffCode(code), org, connection_id: connectionId, code_expires_at: expires.toISOString() });
       return code;
     },
+  };
+}
+
+export function handoffCore(deps: { store: HandoffStore; signingKey: SigningKey; tokenSeconds: number; now?: () => number }) {
+  const now = deps.now ?? Date.now;
+
+  return {
+    ...handoffCodeIssuer(deps),
 
     /** Spends the code (once, ever) for a token scoped to its connection. */
     async exchange(connectionId: string, code: string): Promise<{ jwt: string }> {

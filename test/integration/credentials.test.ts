@@ -1,6 +1,7 @@
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { credentials, credentialStore } from "#shared/composition/credentials.ts";
+import { credentialStore } from "#shared/composition/credential-records.ts";
+import { credentials } from "#shared/composition/credentials.ts";
 import { secretBox } from "#shared/composition/secrets.ts";
 import { credentialsCore } from "#shared/domain/credentials.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "#shared/domain/errors.ts";

@@ -1,4 +1,4 @@
-import { loginRoutes } from "#shared/composition/login-flows.ts";
+import { loginRoutes } from "#shared/composition/login-routes.ts";
 import { httpHandler } from "#shared/http/handler.ts";
 import { ok } from "#shared/http/responses.ts";
 import { idParams, loginBody } from "#shared/http/schemas.ts";
