@@ -1,4 +1,4 @@
-import { flowExpiry } from "#shared/composition/flow-waits.ts";
+import { flowExpiry } from "#shared/composition/flow-expiry.ts";
 import { flowTaskInput } from "#shared/workflow/task-inputs.ts";
 
 /** The workflow's ExpireFlow task state: no input came in time. */

@@ -3,6 +3,8 @@ import { Template } from "aws-cdk-lib/assertions";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { authorizer, routes, type Grant } from "#shared/routes.ts";
+import { workflowTasks } from "#shared/workflow/definition.ts";
 import { lambdaBundle } from "../../infra/constructs/bundling.ts";
 import { authConnectionApp } from "../../infra/stack.ts";
 
@@ -39,6 +41,29 @@ describe("cdk synth with bundling", () => {
       expect(sources.filter((source) => /credential-provider-(node|ini|sso|web-identity)|nested-clients/.test(source)), fn.Properties.Description).toEqual([]);
       const usesAwsSdk = sources.some((source) => source.includes("@smithy/core"));
       expect(sources.some((source) => source.includes("@aws-sdk/credential-provider-env/")), fn.Properties.Description).toBe(usesAwsSdk);
+    }
+  });
+
+  it("carries exactly the SDK clients its grants let the function use", () => {
+    if (!lambdaBundle.bundleAwsSdk) return;
+    const grantsOf = new Map<string, readonly Grant[]>([
+      ...routes.map((route) => [route.handler, route.grants] as const),
+      [authorizer.handler, authorizer.grants],
+      ...Object.values(workflowTasks).map((task) => [task.handler, task.grants] as const),
+    ]);
+    const clients: { module: string; usedWith: readonly Grant[] }[] = [
+      { module: "@aws-sdk/client-s3/", usedWith: ["archives:read", "archives:write"] },
+      { module: "@aws-sdk/client-sfn/", usedWith: ["workflow:start", "workflow:stop", "workflow:signal"] },
+      { module: "@aws-sdk/client-kms/", usedWith: ["secrets:use"] },
+    ];
+    for (const fn of functions) {
+      const handler = fn.Properties.Description.split(": ").at(-1) ?? "";
+      const grants = grantsOf.get(handler);
+      expect(grants, fn.Properties.Description).toBeDefined();
+      const { sources } = JSON.parse(readFileSync(`${bundleOf(fn)}.map`, "utf8")) as { sources: string[] };
+      const carried = clients.filter((client) => sources.some((source) => source.includes(client.module))).map((client) => client.module);
+      const granted = clients.filter((client) => client.usedWith.some((grant) => grants?.includes(grant))).map((client) => client.module);
+      expect(carried, fn.Properties.Description).toEqual(granted);
     }
   });
 
