@@ -48,8 +48,9 @@ const inlineDecodeMaxBytes = 256 * 1024;
 
 /**
  * The content of one frame held in memory. A session archive (a few KB, its size declared) decodes
- * in one synchronous call: the streaming decoder's setup and thread-pool round trips cost a health
- * check about five times as much CPU. Larger or undeclared content streams with bounded memory.
+ * in one synchronous call: for that size the streaming decoder's setup and thread-pool round trips
+ * cost two to four times the CPU of the decoding itself, on every health check. Larger or
+ * undeclared content streams with bounded memory.
  */
 export function zstdDecompressFrame(frame: Buffer): Iterable<Buffer> | Transform {
   const declared = declaredContentSize(frame);
