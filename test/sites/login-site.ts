@@ -306,6 +306,16 @@ ${field({ id: "password", name: "password", label: "Password", type: "password",
   };
   const pendingGet = (shape: LoginShape, handle: (exchange: Exchange, flow: Flow & { verifiedEmail: string }) => Reply): Handler => (exchange) =>
     afterPassword(shape, handle)(exchange, visitingFlow(exchange, shape));
+  /** The code page after the password: the right code in `field` signs in, any other shows the page again with `wrongCode`. */
+  const codeStep = (shape: "totp" | "sms", field: string, codePageOf: (exchange: Exchange, error?: string) => Reply, wrongCode: string): Route => ({
+    GET: pendingGet(shape, (exchange) => codePageOf(exchange)),
+    POST: csrfChecked(
+      shape,
+      afterPassword(shape, (exchange, flow) =>
+        codeMatches(shape, flow, exchange.form.get(field) ?? "") ? signIn(exchange, shape, flow.verifiedEmail) : codePageOf(exchange, wrongCode),
+      ),
+    ),
+  });
 
   const routes = new Map<string, Route>([
     [
@@ -346,35 +356,9 @@ ${field({ id: "password", name: "password", label: "Password", type: "password",
       },
     ],
     ["/totp/login", passwordLogin("totp")],
-    [
-      "/totp/verify",
-      {
-        GET: pendingGet("totp", (exchange) => totpPage(exchange)),
-        POST: csrfChecked(
-          "totp",
-          afterPassword("totp", (exchange, flow) =>
-            codeMatches("totp", flow, exchange.form.get("otp") ?? "")
-              ? signIn(exchange, "totp", flow.verifiedEmail)
-              : totpPage(exchange, "Invalid authentication code. Please try again."),
-          ),
-        ),
-      },
-    ],
+    ["/totp/verify", codeStep("totp", "otp", totpPage, "Invalid authentication code. Please try again.")],
     ["/sms/login", passwordLogin("sms")],
-    [
-      "/sms/verify",
-      {
-        GET: pendingGet("sms", (exchange) => smsPage(exchange)),
-        POST: csrfChecked(
-          "sms",
-          afterPassword("sms", (exchange, flow) =>
-            codeMatches("sms", flow, exchange.form.get("code") ?? "")
-              ? signIn(exchange, "sms", flow.verifiedEmail)
-              : smsPage(exchange, "That code is incorrect. Check the message and try again."),
-          ),
-        ),
-      },
-    ],
+    ["/sms/verify", codeStep("sms", "code", smsPage, "That code is incorrect. Check the message and try again.")],
     ["/mfa-picker/login", passwordLogin("mfa-picker")],
     [
       "/mfa-picker/method",
