@@ -16,7 +16,7 @@ import { indexKeys, keys } from "#shared/store/keys.ts";
 import { tableDefinition } from "#shared/store/table.ts";
 import { localOrg, type LocalStack } from "../infra/local/stack.ts";
 import { assertLoopback, expectStatus, keepAliveClient, type KeepAliveClient } from "./http-client.ts";
-import { roundRobin, runLoad, type LoadResult } from "./load.ts";
+import { failureLines, roundRobin, runLoad, type LoadResult } from "./load.ts";
 import { summarize, type LatencySummary } from "./stats.ts";
 import { renderTable } from "./table.ts";
 
@@ -226,13 +226,7 @@ function report(figures: readonly ScenarioFigures[], failedRuns: readonly Failed
     "- the authorizer's API key lookup is cached in-process, so it is not part of the floor (nor of the route once warm).",
     "- clients, gateway, handlers and the floor's client share this one Node process; DynamoDB Local (Java) runs on the same machine.",
   ];
-  if (failedRuns.length) {
-    lines.push("", "FAILURES:");
-    for (const { label, result } of failedRuns) {
-      lines.push(`- ${label}: ${result.failures} failed`);
-      for (const [message, count] of result.failureMessages) lines.push(`    ${count} x ${message}`);
-    }
-  }
+  lines.push(...failureLines(failedRuns));
   return `${lines.join("\n")}\n`;
 }
 

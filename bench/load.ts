@@ -14,6 +14,18 @@ export interface LoadResult {
   failureMessages: Map<string, number>;
 }
 
+/** The report lines naming each run that had failed calls, and why; none when every call succeeded. */
+export function failureLines(runs: readonly { label: string; result: LoadResult }[]): string[] {
+  const failed = runs.filter(({ result }) => result.failures > 0);
+  if (!failed.length) return [];
+  const lines = ["", "FAILURES:"];
+  for (const { label, result } of failed) {
+    lines.push(`- ${label}: ${result.failures} failed`);
+    for (const [message, count] of result.failureMessages) lines.push(`    ${count} x ${message}`);
+  }
+  return lines;
+}
+
 /** Beyond this many distinct messages the rest are counted together, so a failing run stays small. */
 const maxDistinctFailureMessages = 20;
 const otherFailures = "(other failure messages)";

@@ -18,7 +18,7 @@ import { localOrg, type LocalStack } from "../infra/local/stack.ts";
 import { startLoginSite, type LoginSite } from "../test/sites/login-site.ts";
 import { answerAs, type Connection as ConnectionResource } from "../test/support/login-flows.ts";
 import { assertLoopback, expectStatus, keepAliveClient, type KeepAliveClient } from "./http-client.ts";
-import { roundRobin, runLoad, type LoadResult } from "./load.ts";
+import { failureLines, roundRobin, runLoad, type LoadResult } from "./load.ts";
 import { summarize, type LatencySummary } from "./stats.ts";
 import { renderTable } from "./table.ts";
 
@@ -316,14 +316,7 @@ function report(
     "  is a separate JVM: its CPU-s (from /proc) are shown apart and in the last figure, with the process's.",
     "  The wall rate is bounded by the machine's 2 cores, shared by all of these.",
   ];
-  const failed = throughput.filter((figures) => figures.run.failures > 0);
-  if (failed.length) {
-    lines.push("", "FAILURES:");
-    for (const { label, run } of failed) {
-      lines.push(`- ${label}: ${run.failures} failed`);
-      for (const [message, count] of run.failureMessages) lines.push(`    ${count} x ${message}`);
-    }
-  }
+  lines.push(...failureLines(throughput.map(({ label, run }) => ({ label, result: run }))));
   return `${lines.join("\n")}\n`;
 }
 

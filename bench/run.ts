@@ -12,24 +12,22 @@ import { poolBench } from "./pools.ts";
 
 type Section = { needsStack: true; run(stack: LocalStack): Promise<string> } | { needsStack: false; run(): Promise<string> };
 
+/** A section whose bench says whether any call failed; a failure makes the whole run exit non-zero. */
+function exitingOnFailure(bench: (stack: LocalStack) => Promise<{ report: string; failed: boolean }>): Section {
+  return {
+    needsStack: true,
+    async run(stack) {
+      const { report, failed } = await bench(stack);
+      if (failed) process.exitCode = 1;
+      return report;
+    },
+  };
+}
+
 const sections: Record<string, Section> = {
-  connections: {
-    needsStack: true,
-    async run(stack) {
-      const { report, failed } = await connectionsBench(stack);
-      if (failed) process.exitCode = 1;
-      return report;
-    },
-  },
+  connections: exitingOnFailure(connectionsBench),
   pools: { needsStack: true, run: poolBench },
-  logins: {
-    needsStack: true,
-    async run(stack) {
-      const { report, failed } = await loginBench(stack);
-      if (failed) process.exitCode = 1;
-      return report;
-    },
-  },
+  logins: exitingOnFailure(loginBench),
   downloads: { needsStack: false, run: downloadBench },
   bundles: { needsStack: false, run: bundleBench },
 };
