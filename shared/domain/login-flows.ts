@@ -18,7 +18,7 @@ import {
 } from "./connection.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "./errors.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
-import type { WorkflowEngine, WorkflowTiming } from "./workflow.ts";
+import { scaledMs, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
 /** How long a flow may wait for input, and live in all (api.md, Flow rules); scaled locally. */
 export const inputTimeoutSeconds = 10 * 60;
@@ -218,7 +218,6 @@ export interface LoginResponse {
 /** The login and submit routes: start (or rejoin) a flow, and hand the user's input to it. */
 export function loginRouteCore(deps: LoginRouteDeps) {
   const clock = deps.now ?? (() => new Date());
-  const scaledMs = (seconds: number) => seconds * 1000 * deps.timing.timeScale;
 
   const existing = (org: string, id: string) => existingConnection(deps.connections, org, id);
 
@@ -258,7 +257,7 @@ export function loginRouteCore(deps: LoginRouteDeps) {
           flow_status: "IN_PROGRESS",
           flow_step: "DISCOVERING",
           flow_type: "LOGIN",
-          flow_expires_at: new Date(now.getTime() + scaledMs(flowTimeoutSeconds)).toISOString(),
+          flow_expires_at: new Date(now.getTime() + scaledMs(flowTimeoutSeconds, deps.timing)).toISOString(),
           flow_id: flowId,
           flow_started_at: now.toISOString(),
           flow_execution_arn: deps.workflow.executionArn(executionName),
@@ -350,7 +349,6 @@ async function currentFlow(connections: ConnectionStore, input: FlowExecutionInp
 export function loginStepCore(deps: LoginStepDeps) {
   const clock = deps.now ?? (() => new Date());
   const outcomes = loginOutcomes(deps);
-  const scaledMs = (seconds: number) => seconds * 1000 * deps.timing.timeScale;
 
   async function open<T>(connection: Connection, flowId: string, purpose: "engine_state" | "submission", sealed: string): Promise<T> {
     return JSON.parse(await deps.secrets.open(sealed, sealContext(connection, flowId, purpose))) as T;
@@ -375,7 +373,7 @@ export function loginStepCore(deps: LoginStepDeps) {
       const connection = await currentFlow(deps.connections, input);
       if (!connection) return ended;
       const now = clock();
-      const deadline = Date.parse(connection.flow_started_at ?? now.toISOString()) + scaledMs(flowTimeoutSeconds);
+      const deadline = Date.parse(connection.flow_started_at ?? now.toISOString()) + scaledMs(flowTimeoutSeconds, deps.timing);
       if (now.getTime() >= deadline) {
         await outcomes.expire(connection, input.flow_id);
         return ended;
@@ -392,7 +390,7 @@ export function loginStepCore(deps: LoginStepDeps) {
         await outcomes.fail(connection, { flowId: input.flow_id }, { status: "FAILED", code: outcome.errorCode, message: outcome.message });
         return ended;
       }
-      const expiresAt = Math.min(clock().getTime() + scaledMs(inputTimeoutSeconds), deadline);
+      const expiresAt = Math.min(clock().getTime() + scaledMs(inputTimeoutSeconds, deps.timing), deadline);
       const waiting = await deps.connections.guardedUpdate(connection.org, connection.id, { flowId: input.flow_id }, {
         ...promptFields(outcome.prompt),
         flow_step: "AWAITING_INPUT",

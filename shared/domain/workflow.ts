@@ -20,6 +20,11 @@ export interface WorkflowTiming {
   maxAgeDays: number;
 }
 
+/** A wait of `seconds` in milliseconds, as this deployment runs it (scaled down locally). */
+export function scaledMs(seconds: number, timing: Pick<WorkflowTiming, "timeScale">): number {
+  return seconds * 1000 * timing.timeScale;
+}
+
 export function nextCheckAt(now: Date, intervalSeconds: number, timing: Pick<WorkflowTiming, "timeScale">): string {
-  return new Date(now.getTime() + intervalSeconds * 1000 * timing.timeScale).toISOString();
+  return new Date(now.getTime() + scaledMs(intervalSeconds, timing)).toISOString();
 }
