@@ -3,7 +3,6 @@
  * that route makes (its floor), both from this process on the same in-memory DynamoDB Local.
  */
 import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { StartExecutionCommand, type SFNClient } from "@aws-sdk/client-sfn";
 import { cpus, loadavg } from "node:os";
 import { defaultSettings } from "#shared/domain/connection.ts";
 import { newConnection } from "#shared/domain/connections.ts";
@@ -11,6 +10,7 @@ import { executionName, nextCheckAt } from "#shared/domain/workflow.ts";
 import { services } from "#shared/services.ts";
 import { insertConnectionItems } from "#shared/store/connections-store.ts";
 import { createDocumentClient } from "#shared/store/dynamo.ts";
+import type { JsonServiceClient } from "#shared/aws/json-protocol.ts";
 import { createSfnClient, executionArn } from "#shared/workflow/engine.ts";
 import { indexKeys, keys } from "#shared/store/keys.ts";
 import { tableDefinition } from "#shared/store/table.ts";
@@ -117,7 +117,7 @@ function routeOperations(client: KeepAliveClient, fixture: Fixture): Record<"cre
 }
 
 /** The backend calls each route makes once its API key is cached, sent directly. */
-function floorOperations(db: DynamoDBDocumentClient, sfn: SFNClient, tableName: string, fixture: Fixture): Record<"create" | "get" | "list", Operation> {
+function floorOperations(db: DynamoDBDocumentClient, sfn: JsonServiceClient, tableName: string, fixture: Fixture): Record<"create" | "get" | "list", Operation> {
   const { STATE_MACHINE_ARN: stateMachineArn } = services().config;
   const nextConnectionId = roundRobin(fixture.connectionIds);
   const byOrg = tableDefinition.indexes.byOrg;
@@ -138,19 +138,17 @@ function floorOperations(db: DynamoDBDocumentClient, sfn: SFNClient, tableName: 
         executionArnOf: (name) => executionArn(stateMachineArn, name),
       });
       await db.send(new TransactWriteCommand({ TransactItems: insertConnectionItems(tableName, connection) }));
-      await sfn.send(
-        new StartExecutionCommand({
-          stateMachineArn,
-          name: executionName(connection.id, 0),
-          input: JSON.stringify({
-            org,
-            connection_id: connection.id,
-            generation: 0,
-            iteration: 0,
-            next_check_at: nextCheckAt(new Date(), connection.health_check_interval, { timeScale: 1 }),
-          }),
+      await sfn.call("StartExecution", {
+        stateMachineArn,
+        name: executionName(connection.id, 0),
+        input: JSON.stringify({
+          org,
+          connection_id: connection.id,
+          generation: 0,
+          iteration: 0,
+          next_check_at: nextCheckAt(new Date(), connection.health_check_interval, { timeScale: 1 }),
         }),
-      );
+      });
       // The route's read-back that catches a delete racing the start.
       await db.send(new GetCommand({ TableName: tableName, Key: keys.connection(org, connection.id), ConsistentRead: true }));
     },

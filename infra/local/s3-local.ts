@@ -1,10 +1,9 @@
-import { BucketAlreadyExists, BucketAlreadyOwnedByYou, CreateBucketCommand } from "@aws-sdk/client-s3";
 import { mkdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Worker } from "node:worker_threads";
-import { createS3Client } from "#shared/archive/archive-store.ts";
+import { createS3Client } from "#shared/aws/s3.ts";
 import type { S3WorkerMessage } from "./s3-worker.ts";
 
 export interface S3Local {
@@ -50,9 +49,7 @@ export async function startS3Local(options: { dataDir?: string } = {}): Promise<
 export async function ensureBucket(endpoint: string, bucket: string): Promise<void> {
   const client = createS3Client({ region: "us-east-1", endpoint });
   try {
-    await client.send(new CreateBucketCommand({ Bucket: bucket }));
-  } catch (error) {
-    if (!(error instanceof BucketAlreadyExists || error instanceof BucketAlreadyOwnedByYou)) throw error;
+    await client.createBucket(bucket);
   } finally {
     client.destroy();
   }

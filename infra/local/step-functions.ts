@@ -44,7 +44,8 @@ const retainedExecutions = 10_000;
 
 /**
  * Runs the deployed ASL with aws-local-stepfunctions behind an endpoint speaking the Step Functions
- * JSON protocol, so the production `@aws-sdk/client-sfn` adapter runs unchanged. Task states call
+ * JSON protocol, so the production adapter (shared/workflow/engine.ts) runs unchanged, as does the
+ * official `@aws-sdk/client-sfn` (the protocol test's client). Task states call
  * the same handler files CDK deploys, in this process.
  */
 export async function startLocalStepFunctions(options: { stateMachineArn: string; timeScale: number }): Promise<LocalStepFunctions> {

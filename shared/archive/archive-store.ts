@@ -1,28 +1,6 @@
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
+import type { S3Objects } from "#shared/aws/s3.ts";
 import type { StoredArchiveKind } from "#shared/archive/validate.ts";
-
-export interface S3Settings {
-  region: string;
-  /** Set only against a stand-in (s3rver); unset in AWS. */
-  endpoint?: string;
-}
-
-export function createS3Client(settings: S3Settings): S3Client {
-  return new S3Client({
-    region: settings.region,
-    ...(settings.endpoint
-      ? {
-          endpoint: settings.endpoint,
-          forcePathStyle: true,
-          credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
-          // The default checksums send a streamed body aws-chunked, and s3rver would store that framing as the object.
-          requestChecksumCalculation: "WHEN_REQUIRED",
-          responseChecksumValidation: "WHEN_REQUIRED",
-        }
-      : {}),
-  });
-}
 
 export interface StoredArchive {
   key: string;
@@ -35,8 +13,8 @@ export interface ArchiveStore {
   objectKey(org: string, profileId: string, kind: StoredArchiveKind): string;
   put(org: string, profileId: string, kind: StoredArchiveKind, body: Buffer): Promise<StoredArchive>;
   /**
-   * A stream needs its length up front: a single PutObject must declare it, and the multipart
-   * upload that would not (`@aws-sdk/lib-storage`) is not a dependency.
+   * A stream needs its length up front: a single PutObject must declare it (this store does not
+   * make multipart uploads, which would not).
    */
   put(org: string, profileId: string, kind: StoredArchiveKind, body: Readable, contentLength: number): Promise<StoredArchive>;
   open(org: string, profileId: string, kind: StoredArchiveKind): Promise<{ body: Readable; size: number } | undefined>;
@@ -57,7 +35,7 @@ function keySegment(value: string, what: string): string {
   return value;
 }
 
-export function s3ArchiveStore(s3: S3Client, bucket: string): ArchiveStore {
+export function s3ArchiveStore(s3: S3Objects, bucket: string): ArchiveStore {
   const objectKey = (org: string, profileId: string, kind: StoredArchiveKind) =>
     `profiles/${keySegment(org, "org")}/${keySegment(profileId, "profile id")}/state.${kind}`;
 
@@ -68,29 +46,12 @@ export function s3ArchiveStore(s3: S3Client, bucket: string): ArchiveStore {
       const size = Buffer.isBuffer(body) ? body.byteLength : contentLength;
       if (size === undefined) throw new Error("a streamed archive needs its content length");
       const key = objectKey(org, profileId, kind);
-      const response = await s3.send(
-        new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: size, ContentType: contentTypes[kind] }),
-      );
-      if (response.ETag === undefined) throw new Error(`S3 returned no ETag for ${key}`);
-      return { key, size, etag: response.ETag };
+      const { etag } = await s3.put(bucket, key, { body, size, contentType: contentTypes[kind] });
+      return { key, size, etag };
     },
 
-    async open(org, profileId, kind) {
-      const key = objectKey(org, profileId, kind);
-      try {
-        const response = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-        if (!(response.Body instanceof Readable) || response.ContentLength === undefined) {
-          throw new Error(`S3 returned no readable body of known length for ${key}`);
-        }
-        return { body: response.Body, size: response.ContentLength };
-      } catch (error) {
-        if (error instanceof NoSuchKey) return undefined;
-        throw error;
-      }
-    },
+    open: (org, profileId, kind) => s3.get(bucket, objectKey(org, profileId, kind)),
 
-    async remove(org, profileId, kind) {
-      await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: objectKey(org, profileId, kind) }));
-    },
+    remove: (org, profileId, kind) => s3.remove(bucket, objectKey(org, profileId, kind)),
   };
 }

@@ -1,4 +1,5 @@
-import { createS3Client, s3ArchiveStore } from "../archive/archive-store.ts";
+import { s3ArchiveStore } from "../archive/archive-store.ts";
+import { createS3Client } from "../aws/s3.ts";
 import { perConfig } from "./config.ts";
 
 export const archives = perConfig((config) => {

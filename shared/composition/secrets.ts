@@ -1,4 +1,4 @@
-import { KMSClient } from "@aws-sdk/client-kms";
+import { jsonServiceClient } from "../aws/json-protocol.ts";
 import { kmsDataKeys, kmsEnvelopeBox } from "../secrets/kms-envelope.ts";
 import { localKeyFileBox } from "../secrets/local-key-file.ts";
 import { perConfig } from "./config.ts";
@@ -10,5 +10,6 @@ export const secretBox = perConfig((config) => {
     return localKeyFileBox(config.SECRETS_KEY_FILE);
   }
   if (!config.KMS_KEY_ID) throw new Error("invalid configuration: KMS_KEY_ID is required in aws mode (the stack sets it)");
-  return kmsEnvelopeBox(kmsDataKeys(new KMSClient({ region: config.AWS_REGION }), config.KMS_KEY_ID));
+  const kms = jsonServiceClient({ service: "kms", targetPrefix: "TrentService", jsonVersion: "1.1", region: config.AWS_REGION });
+  return kmsEnvelopeBox(kmsDataKeys(kms, config.KMS_KEY_ID));
 });

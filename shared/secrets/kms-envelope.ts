@@ -1,4 +1,5 @@
-import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from "@aws-sdk/client-kms";
+import type { JsonServiceClient } from "../aws/json-protocol.ts";
+import { AwsServiceError } from "../aws/signed-requests.ts";
 import { canonicalContext, envelope, envelopeParts, gcmOpen, gcmSeal, SecretOpenError } from "./aes-gcm.ts";
 import type { SecretBox } from "./secret-box.ts";
 
@@ -8,22 +9,28 @@ export interface DataKeyService {
   decrypt(encrypted: Uint8Array, context: Record<string, string>): Promise<Uint8Array>;
 }
 
-export function kmsDataKeys(client: KMSClient, keyId: string): DataKeyService {
+/** KMS's JSON protocol carries binary fields as base64. */
+interface KmsKeyAnswer {
+  Plaintext?: string;
+  CiphertextBlob?: string;
+}
+
+export function kmsDataKeys(kms: JsonServiceClient, keyId: string): DataKeyService {
   return {
     async generateDataKey(context) {
-      const answer = await client.send(new GenerateDataKeyCommand({ KeyId: keyId, KeySpec: "AES_256", EncryptionContext: context }));
+      const answer = await kms.call<KmsKeyAnswer>("GenerateDataKey", { KeyId: keyId, KeySpec: "AES_256", EncryptionContext: context });
       if (!answer.Plaintext || !answer.CiphertextBlob) throw new Error("KMS GenerateDataKey answered without a key");
-      return { plaintext: answer.Plaintext, encrypted: answer.CiphertextBlob };
+      return { plaintext: Buffer.from(answer.Plaintext, "base64"), encrypted: Buffer.from(answer.CiphertextBlob, "base64") };
     },
 
     async decrypt(encrypted, context) {
       try {
-        const answer = await client.send(new DecryptCommand({ KeyId: keyId, CiphertextBlob: encrypted, EncryptionContext: context }));
+        const answer = await kms.call<KmsKeyAnswer>("Decrypt", { KeyId: keyId, CiphertextBlob: Buffer.from(encrypted).toString("base64"), EncryptionContext: context });
         if (!answer.Plaintext) throw new Error("KMS Decrypt answered without a key");
-        return answer.Plaintext;
+        return Buffer.from(answer.Plaintext, "base64");
       } catch (error) {
         // KMS's answer to a wrong encryption context or an altered key blob.
-        if ((error as { name?: string }).name === "InvalidCiphertextException") throw new SecretOpenError("KMS refused the data key");
+        if (error instanceof AwsServiceError && error.code === "InvalidCiphertextException") throw new SecretOpenError("KMS refused the data key");
         throw error;
       }
     },

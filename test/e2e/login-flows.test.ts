@@ -1,6 +1,7 @@
-import { ListExecutionsCommand, SFNClient } from "@aws-sdk/client-sfn";
+import { ListExecutionsCommand } from "@aws-sdk/client-sfn";
 import type Kernel from "@onkernel/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { officialSfnClient } from "../support/official-sfn.ts";
 import { loadConfig } from "#shared/config.ts";
 import { startLoginSite, type LoginShape, type LoginSite } from "../sites/login-site.ts";
 import { cookieHeader, downloadedSession, logIn, nextFlowState, answerAs } from "../support/login-flows.ts";
@@ -112,7 +113,7 @@ describe("login flows through the gateway, driven by the official client", () =>
     expect(again).toMatchObject({ id: created.id, flow_type: "LOGIN" });
     expect(await client.auth.connections.retrieve(created.id)).toMatchObject({ flow_status: "SUCCESS", last_auth_at: first.last_auth_at });
     expect(site.logins("plain")).toBe(loginsBefore);
-    const sfn = new SFNClient({ region: "us-east-1", endpoint: stack.sfnEndpoint, credentials: { accessKeyId: "l", secretAccessKey: "l" } });
+    const sfn = officialSfnClient(stack.sfnEndpoint);
     const executions = await sfn.send(new ListExecutionsCommand({ stateMachineArn: loadConfig().STATE_MACHINE_ARN }));
     expect(executions.executions?.filter((execution) => execution.name?.startsWith(`${created.id}-login-`))).toHaveLength(1);
   });
@@ -126,7 +127,7 @@ describe("login flows through the gateway, driven by the official client", () =>
 
     expect(second.flow_expires_at).toBe((await client.auth.connections.retrieve(created.id)).flow_expires_at);
     expect(second.handoff_code).not.toBe(first.handoff_code);
-    const sfn = new SFNClient({ region: "us-east-1", endpoint: stack.sfnEndpoint, credentials: { accessKeyId: "l", secretAccessKey: "l" } });
+    const sfn = officialSfnClient(stack.sfnEndpoint);
     const running = await sfn.send(new ListExecutionsCommand({ stateMachineArn: loadConfig().STATE_MACHINE_ARN, statusFilter: "RUNNING" }));
     expect(running.executions?.filter((execution) => execution.name?.startsWith(`${created.id}-login-`))).toHaveLength(1);
   });
@@ -162,7 +163,7 @@ describe("login flows through the gateway, driven by the official client", () =>
     await reading;
 
     expect(seen.at(-1)).toBe("CANCELED");
-    const sfn = new SFNClient({ region: "us-east-1", endpoint: stack.sfnEndpoint, credentials: { accessKeyId: "l", secretAccessKey: "l" } });
+    const sfn = officialSfnClient(stack.sfnEndpoint);
     const executions = await sfn.send(new ListExecutionsCommand({ stateMachineArn: loadConfig().STATE_MACHINE_ARN }));
     const ofConnection = executions.executions?.filter((execution) => execution.name?.startsWith(created.id)) ?? [];
     expect(ofConnection.length).toBeGreaterThanOrEqual(2);

@@ -7,18 +7,19 @@ import {
   StartExecutionCommand,
   StateMachineDoesNotExist,
   TaskDoesNotExist,
+  type SFNClient,
 } from "@aws-sdk/client-sfn";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSfnClient } from "#shared/workflow/engine.ts";
+import { officialSfnClient } from "../support/official-sfn.ts";
 import { startLocalStepFunctions, type LocalStepFunctions } from "../../infra/local/step-functions.ts";
 
 const stateMachineArn = "arn:aws:states:us-east-1:000000000000:stateMachine:protocol-test";
 let local: LocalStepFunctions;
-let sfn: ReturnType<typeof createSfnClient>;
+let sfn: SFNClient;
 
 beforeAll(async () => {
   local = await startLocalStepFunctions({ stateMachineArn, timeScale: 1 });
-  sfn = createSfnClient({ region: "us-east-1", endpoint: local.endpoint });
+  sfn = officialSfnClient(local.endpoint);
 });
 
 afterAll(async () => {

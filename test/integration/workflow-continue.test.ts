@@ -1,6 +1,6 @@
-import { DescribeExecutionCommand, ListExecutionsCommand, SFNClient } from "@aws-sdk/client-sfn";
+import { DescribeExecutionCommand, ListExecutionsCommand, type SFNClient } from "@aws-sdk/client-sfn";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSfnClient } from "#shared/workflow/engine.ts";
+import { officialSfnClient } from "../support/official-sfn.ts";
 import { eventually } from "../support/poll.ts";
 import { servicesOnFreshTable, uniqueOrg } from "../support/services.ts";
 
@@ -10,7 +10,7 @@ let sfn: SFNClient;
 beforeAll(async () => {
   // Two iterations per execution instead of 2000, so the hand-over happens within a second.
   core = await servicesOnFreshTable({ timeScale: 0.001, maxIterations: 2 });
-  sfn = createSfnClient({ region: "us-east-1", endpoint: core.stack.sfnEndpoint });
+  sfn = officialSfnClient(core.stack.sfnEndpoint);
 });
 
 afterAll(async () => {

@@ -1,9 +1,9 @@
-import { DescribeExecutionCommand, ListExecutionsCommand, SFNClient } from "@aws-sdk/client-sfn";
+import { DescribeExecutionCommand, ListExecutionsCommand, type SFNClient } from "@aws-sdk/client-sfn";
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import Kernel from "@onkernel/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { officialSfnClient } from "../support/official-sfn.ts";
 import { keys } from "#shared/store/keys.ts";
-import { createSfnClient } from "#shared/workflow/engine.ts";
 import { eventually, observe } from "../support/poll.ts";
 import { servicesOnFreshTable, uniqueOrg } from "../support/services.ts";
 import { officialClient } from "../support/stack.ts";
@@ -18,7 +18,7 @@ let client: Kernel;
 
 beforeAll(async () => {
   core = await servicesOnFreshTable({ timeScale });
-  sfn = createSfnClient({ region: "us-east-1", endpoint: core.stack.sfnEndpoint });
+  sfn = officialSfnClient(core.stack.sfnEndpoint);
   client = officialClient(core.stack);
 });
 

@@ -1,0 +1,65 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { awsRequester, AwsServiceError, backoffMs, readSmallBody, type StaticCredentials } from "./signed-requests.ts";
+
+export interface JsonServiceSettings {
+  /** The signing name and endpoint prefix: "states", "kms". */
+  service: string;
+  /** The `X-Amz-Target` prefix: "AWSStepFunctions", "TrentService". */
+  targetPrefix: string;
+  /** "1.0" or "1.1", as the service's protocol says. */
+  jsonVersion: "1.0" | "1.1";
+  region: string;
+  /** A local stand-in (with its fixed credentials); unset, the service's regional endpoint. */
+  endpoint?: string;
+  credentials?: StaticCredentials;
+}
+
+export interface JsonServiceClient {
+  /** The parsed answer; a service error rejects with an AwsServiceError whose code is the error's name. */
+  call<Answer>(operation: string, input: object): Promise<Answer>;
+  destroy(): void;
+}
+
+const throttlingCodes = new Set(["ThrottlingException", "TooManyRequestsException", "RequestLimitExceeded"]);
+const maxThrottledAttempts = 3;
+
+/** A client for the AWS JSON protocol (Step Functions, KMS): one signed POST an operation. */
+export function jsonServiceClient(settings: JsonServiceSettings): JsonServiceClient {
+  const requester = awsRequester({ service: settings.service, region: settings.region, credentials: settings.credentials });
+  const dnsSuffix = settings.region.startsWith("cn-") ? "amazonaws.com.cn" : "amazonaws.com";
+  const url = new URL(settings.endpoint ?? `https://${settings.service}.${settings.region}.${dnsSuffix}/`);
+  const contentType = `application/x-amz-json-${settings.jsonVersion}`;
+
+  return {
+    async call<Answer>(operation: string, input: object): Promise<Answer> {
+      const body = Buffer.from(JSON.stringify(input));
+      for (let attempt = 1; ; attempt++) {
+        const response = await requester.send({
+          method: "POST",
+          url,
+          headers: { "content-type": contentType, "x-amz-target": `${settings.targetPrefix}.${operation}` },
+          body,
+        });
+        const text = await readSmallBody(response);
+        const status = response.statusCode ?? 0;
+        if (status >= 200 && status < 300) return JSON.parse(text || "{}") as Answer;
+        const error = serviceError(settings.service, status, text);
+        if (!throttlingCodes.has(error.code) || attempt >= maxThrottledAttempts) throw error;
+        await sleep(backoffMs(attempt));
+      }
+    },
+    destroy: () => requester.destroy(),
+  };
+}
+
+function serviceError(service: string, status: number, text: string): AwsServiceError {
+  let document: { __type?: string; message?: string; Message?: string } = {};
+  try {
+    document = JSON.parse(text) as typeof document;
+  } catch {
+    // Not JSON (a proxy's page): the status alone names it.
+  }
+  // Types come as "ErrorName" or "namespace#ErrorName".
+  const code = document.__type?.split("#").at(-1) ?? `Http${status}`;
+  return new AwsServiceError(service, status, code, document.message ?? document.Message ?? "no error document");
+}

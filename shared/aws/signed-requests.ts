@@ -1,0 +1,146 @@
+import { defaultProvider } from "@aws-sdk/credential-provider-node";
+import { Hash } from "@smithy/core/serde";
+import { SignatureV4 } from "@smithy/signature-v4";
+import http, { type IncomingHttpHeaders, type IncomingMessage } from "node:http";
+import https from "node:https";
+import type { Readable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
+
+export interface StaticCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+export interface AwsServiceSettings {
+  /** The signing name: "s3", "states", "kms". */
+  service: string;
+  region: string;
+  /** Fixed credentials for a local stand-in; unset, the default chain answers (the role's, in Lambda). */
+  credentials?: StaticCredentials;
+  /** Replayable requests (no body or a Buffer) retried after a dropped connection or a 5xx. */
+  maxAttempts?: number;
+}
+
+export interface AwsRequest {
+  method: "GET" | "PUT" | "POST" | "DELETE";
+  url: URL;
+  headers?: Record<string, string>;
+  /** A stream must come with its `content-length` header and is sent once, never retried. */
+  body?: Buffer | Readable;
+}
+
+export interface AwsRequester {
+  /** Any status comes back as a response; only a connection failure rejects. */
+  send(request: AwsRequest): Promise<IncomingMessage>;
+  destroy(): void;
+}
+
+/** A service answered with an error; `code` is its own name for it (NoSuchKey, ThrottlingException). */
+export class AwsServiceError extends Error {
+  override name = "AwsServiceError";
+  readonly status: number;
+  readonly code: string;
+
+  constructor(service: string, status: number, code: string, message: string) {
+    super(`${service} answered ${status} ${code}: ${message}`);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/**
+ * Signs and sends requests over one keep-alive connection pool per service. The full SDK clients
+ * carry a generic middleware stack and every operation of their service; the few calls this
+ * service makes need neither, and leaving them out keeps each function's bundle small.
+ */
+export function awsRequester(settings: AwsServiceSettings): AwsRequester {
+  const signer = new SignatureV4({
+    service: settings.service,
+    region: settings.region,
+    credentials: settings.credentials ?? defaultProvider(),
+    sha256: Hash.bind(null, "sha256"),
+    // S3 signs the path exactly as sent; callers encode each segment once.
+    uriEscapePath: false,
+  });
+  const agents = { "http:": new http.Agent({ keepAlive: true }), "https:": new https.Agent({ keepAlive: true }) };
+  const maxAttempts = settings.maxAttempts ?? 3;
+
+  async function sendOnce(request: AwsRequest): Promise<IncomingMessage> {
+    const { url } = request;
+    const signed = await signer.sign({
+      method: request.method,
+      protocol: url.protocol,
+      hostname: url.hostname,
+      port: url.port ? Number(url.port) : undefined,
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: { ...request.headers, host: url.host },
+      // The payload hash comes from the caller's x-amz-content-sha256 header when it sets one.
+      body: request.body,
+    });
+    const transport = url.protocol === "https:" ? https : http;
+    return new Promise((resolve, reject) => {
+      const outgoing = transport.request(url, { method: request.method, headers: signed.headers, agent: agents[url.protocol as "http:" | "https:"] });
+      outgoing.once("response", resolve);
+      outgoing.once("error", reject);
+      outgoing.setTimeout(30_000, () => outgoing.destroy(new Error(`${settings.service} did not answer within 30 s`)));
+      const { body } = request;
+      if (body === undefined) outgoing.end();
+      else if (Buffer.isBuffer(body)) outgoing.end(body);
+      else {
+        body.once("error", (error) => outgoing.destroy(error));
+        body.pipe(outgoing);
+      }
+    });
+  }
+
+  return {
+    async send(request) {
+      const replayable = request.body === undefined || Buffer.isBuffer(request.body);
+      for (let attempt = 1; ; attempt++) {
+        const last = !replayable || attempt >= maxAttempts;
+        let response: IncomingMessage;
+        try {
+          response = await sendOnce(request);
+        } catch (error) {
+          if (last) throw error;
+          await sleep(backoffMs(attempt));
+          continue;
+        }
+        if (last || (response.statusCode ?? 0) < 500) return response;
+        response.resume();
+        await sleep(backoffMs(attempt));
+      }
+    },
+    destroy() {
+      agents["http:"].destroy();
+      agents["https:"].destroy();
+    },
+  };
+}
+
+export function backoffMs(attempt: number): number {
+  return Math.random() * 50 * 2 ** attempt;
+}
+
+const maxErrorBodyBytes = 64 * 1024;
+
+/** Reads a small response body whole (an error document, a JSON answer); a larger one is an error. */
+export async function readSmallBody(response: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of response as AsyncIterable<Buffer>) {
+    bytes += chunk.byteLength;
+    if (bytes > maxErrorBodyBytes) {
+      response.destroy();
+      throw new Error(`answer over ${maxErrorBodyBytes} bytes where a short one was expected`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
