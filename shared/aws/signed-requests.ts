@@ -1,10 +1,14 @@
 import { defaultProvider } from "@aws-sdk/credential-provider-node";
 import { Hash } from "@smithy/core/serde";
 import { SignatureV4 } from "@smithy/signature-v4";
-import http, { type IncomingHttpHeaders, type IncomingMessage } from "node:http";
-import https from "node:https";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
+
+// Not ESM imports: `node:http`'s ESM facade loads undici (see shared/login/http.ts), about 15 ms
+// of the cold start of every function that calls S3, Step Functions or KMS.
+const http = process.getBuiltinModule("node:http");
+const https = process.getBuiltinModule("node:https");
 
 export interface StaticCredentials {
   accessKeyId: string;
