@@ -2,14 +2,13 @@
  * Connections API benchmark: each route through the local gateway against the raw backend calls
  * that route makes (its floor), both from this process on the same in-memory DynamoDB Local.
  */
-import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { cpus, loadavg } from "node:os";
 import { defaultSettings } from "#shared/domain/connection.ts";
 import { newConnection } from "#shared/domain/connections.ts";
 import { executionName, nextCheckAt } from "#shared/domain/workflow.ts";
 import { services } from "#shared/services.ts";
 import { insertConnectionItems } from "#shared/store/connections-store.ts";
-import { createDocumentClient } from "#shared/store/dynamo.ts";
+import { createTableClient, type TableClient } from "#shared/store/table-client.ts";
 import type { JsonServiceClient } from "#shared/aws/json-protocol.ts";
 import { createSfnClient, executionArn } from "#shared/workflow/engine.ts";
 import { indexKeys, keys } from "#shared/store/keys.ts";
@@ -117,16 +116,14 @@ function routeOperations(client: KeepAliveClient, fixture: Fixture): Record<"cre
 }
 
 /** The backend calls each route makes once its API key is cached, sent directly. */
-function floorOperations(db: DynamoDBDocumentClient, sfn: JsonServiceClient, tableName: string, fixture: Fixture): Record<"create" | "get" | "list", Operation> {
+function floorOperations(db: TableClient, sfn: JsonServiceClient, tableName: string, fixture: Fixture): Record<"create" | "get" | "list", Operation> {
   const { STATE_MACHINE_ARN: stateMachineArn } = services().config;
   const nextConnectionId = roundRobin(fixture.connectionIds);
   const byOrg = tableDefinition.indexes.byOrg;
   return {
     async create(worker) {
       const profileName = profileOfWorker(fixture, worker);
-      const guard = await db.send(
-        new GetCommand({ TableName: tableName, Key: keys.profileName(org, profileName), ConsistentRead: true }),
-      );
+      const guard = await db.get({ TableName: tableName, Key: keys.profileName(org, profileName), ConsistentRead: true });
       const profileId = guard.Item?.profile_id as string | undefined;
       if (!profileId) throw new Error(`profile '${profileName}' has no name guard`);
       const connection = newConnection({
@@ -137,7 +134,7 @@ function floorOperations(db: DynamoDBDocumentClient, sfn: JsonServiceClient, tab
         createdAt: new Date().toISOString(),
         executionArnOf: (name) => executionArn(stateMachineArn, name),
       });
-      await db.send(new TransactWriteCommand({ TransactItems: insertConnectionItems(tableName, connection) }));
+      await db.transactWrite(insertConnectionItems(tableName, connection));
       await sfn.call("StartExecution", {
         stateMachineArn,
         name: executionName(connection.id, 0),
@@ -150,27 +147,25 @@ function floorOperations(db: DynamoDBDocumentClient, sfn: JsonServiceClient, tab
         }),
       });
       // The route's read-back that catches a delete racing the start.
-      await db.send(new GetCommand({ TableName: tableName, Key: keys.connection(org, connection.id), ConsistentRead: true }));
+      await db.get({ TableName: tableName, Key: keys.connection(org, connection.id), ConsistentRead: true });
     },
     async get() {
       const id = nextConnectionId();
-      const result = await db.send(new GetCommand({ TableName: tableName, Key: keys.connection(org, id), ConsistentRead: true }));
+      const result = await db.get({ TableName: tableName, Key: keys.connection(org, id), ConsistentRead: true });
       if (!result.Item) throw new Error(`connection '${id}' not found`);
     },
     async list() {
-      const page = await db.send(
-        new QueryCommand({
-          TableName: tableName,
-          IndexName: byOrg.name,
-          KeyConditionExpression: "#pk = :pk",
-          ExpressionAttributeNames: { "#pk": byOrg.partitionKey },
-          ExpressionAttributeValues: { ":pk": indexKeys.connectionsOfOrg(org) },
-          ScanIndexForward: false,
-          // The route asks for one more than the page to learn whether there is a next one.
-          Limit: listLimit + 1,
-        }),
-      );
-      if (page.Items?.length !== listLimit + 1) throw new Error(`expected ${listLimit + 1} items, got ${page.Items?.length ?? 0}`);
+      const page = await db.query({
+        TableName: tableName,
+        IndexName: byOrg.name,
+        KeyConditionExpression: "#pk = :pk",
+        ExpressionAttributeNames: { "#pk": byOrg.partitionKey },
+        ExpressionAttributeValues: { ":pk": indexKeys.connectionsOfOrg(org) },
+        ScanIndexForward: false,
+        // The route asks for one more than the page to learn whether there is a next one.
+        Limit: listLimit + 1,
+      });
+      if (page.Items.length !== listLimit + 1) throw new Error(`expected ${listLimit + 1} items, got ${page.Items.length}`);
     },
   };
 }
@@ -232,7 +227,7 @@ function report(figures: readonly ScenarioFigures[], failedRuns: readonly Failed
 export async function connectionsBench(stack: LocalStack): Promise<{ report: string; failed: boolean }> {
   const loadBeforeRun = loadavg()[0] ?? Number.NaN;
   const client = keepAliveClient(stack.url, { bearer: stack.apiKey, maxSockets: concurrency });
-  const db = createDocumentClient({ region: "us-east-1", endpoint: stack.dynamoEndpoint });
+  const db = createTableClient({ region: "us-east-1", endpoint: stack.dynamoEndpoint });
   const sfn = createSfnClient({ region: "us-east-1", endpoint: stack.sfnEndpoint });
   try {
     assertLoopback(stack.url);

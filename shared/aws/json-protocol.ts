@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { awsRequester, AwsServiceError, backoffMs, readSmallBody, type StaticCredentials } from "./signed-requests.ts";
+import { awsRequester, AwsServiceError, backoffMs, readWholeBody, type StaticCredentials } from "./signed-requests.ts";
 
 export interface JsonServiceSettings {
   /** The signing name and endpoint prefix: "states", "kms". */
@@ -20,8 +20,10 @@ export interface JsonServiceClient {
   destroy(): void;
 }
 
-const throttlingCodes = new Set(["ThrottlingException", "TooManyRequestsException", "RequestLimitExceeded"]);
+const throttlingCodes = new Set(["ThrottlingException", "TooManyRequestsException", "RequestLimitExceeded", "ProvisionedThroughputExceededException"]);
 const maxThrottledAttempts = 3;
+/** A DynamoDB page is at most 1 MB of items, which its JSON encoding can about double. */
+const maxAnswerBytes = 4 * 1024 * 1024;
 
 /** A client for the AWS JSON protocol (Step Functions, KMS): one signed POST an operation. */
 export function jsonServiceClient(settings: JsonServiceSettings): JsonServiceClient {
@@ -40,7 +42,7 @@ export function jsonServiceClient(settings: JsonServiceSettings): JsonServiceCli
           headers: { "content-type": contentType, "x-amz-target": `${settings.targetPrefix}.${operation}` },
           body,
         });
-        const text = await readSmallBody(response);
+        const text = await readWholeBody(response, maxAnswerBytes);
         const status = response.statusCode ?? 0;
         if (status >= 200 && status < 300) return JSON.parse(text || "{}") as Answer;
         const error = serviceError(settings.service, status, text);
@@ -53,7 +55,7 @@ export function jsonServiceClient(settings: JsonServiceSettings): JsonServiceCli
 }
 
 function serviceError(service: string, status: number, text: string): AwsServiceError {
-  let document: { __type?: string; message?: string; Message?: string } = {};
+  let document: { __type?: string; message?: string; Message?: string } & Record<string, unknown> = {};
   try {
     document = JSON.parse(text) as typeof document;
   } catch {
@@ -61,5 +63,6 @@ function serviceError(service: string, status: number, text: string): AwsService
   }
   // Types come as "ErrorName" or "namespace#ErrorName".
   const code = document.__type?.split("#").at(-1) ?? `Http${status}`;
-  return new AwsServiceError(service, status, code, document.message ?? document.Message ?? "no error document");
+  const { __type, message, Message, ...details } = document;
+  return new AwsServiceError(service, status, code, message ?? Message ?? "no error document", details);
 }

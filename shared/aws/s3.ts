@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
-import { awsRequester, AwsServiceError, header, readSmallBody, type AwsRequester } from "./signed-requests.ts";
+import { awsRequester, AwsServiceError, header, maxErrorDocumentBytes, readWholeBody } from "./signed-requests.ts";
 
 export interface S3Settings {
   region: string;
@@ -99,7 +99,7 @@ async function expectSuccess(response: IncomingMessage, what: string): Promise<v
 
 async function serviceError(response: IncomingMessage, what?: string): Promise<AwsServiceError> {
   const status = response.statusCode ?? 0;
-  const document = await readSmallBody(response).catch(() => "");
+  const document = await readWholeBody(response, maxErrorDocumentBytes).catch(() => "");
   const field = (name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(document)?.[1];
   const code = field("Code") ?? `Http${status}`;
   return new AwsServiceError("S3", status, code, [what, field("Message") ?? "no error document"].filter(Boolean).join(": "));

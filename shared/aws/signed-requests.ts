@@ -44,11 +44,14 @@ export class AwsServiceError extends Error {
   override name = "AwsServiceError";
   readonly status: number;
   readonly code: string;
+  /** The error document's other fields (DynamoDB's CancellationReasons). */
+  readonly details: Record<string, unknown>;
 
-  constructor(service: string, status: number, code: string, message: string) {
+  constructor(service: string, status: number, code: string, message: string, details: Record<string, unknown> = {}) {
     super(`${service} answered ${status} ${code}: ${message}`);
     this.status = status;
     this.code = code;
+    this.details = details;
   }
 }
 
@@ -127,17 +130,18 @@ export function backoffMs(attempt: number): number {
   return Math.random() * 50 * 2 ** attempt;
 }
 
-const maxErrorBodyBytes = 64 * 1024;
+/** An error document's bound. */
+export const maxErrorDocumentBytes = 64 * 1024;
 
-/** Reads a small response body whole (an error document, a JSON answer); a larger one is an error. */
-export async function readSmallBody(response: IncomingMessage): Promise<string> {
+/** Reads a response body whole (an error document, a JSON answer); one over `maxBytes` is an error. */
+export async function readWholeBody(response: IncomingMessage, maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let bytes = 0;
   for await (const chunk of response as AsyncIterable<Buffer>) {
     bytes += chunk.byteLength;
-    if (bytes > maxErrorBodyBytes) {
+    if (bytes > maxBytes) {
       response.destroy();
-      throw new Error(`answer over ${maxErrorBodyBytes} bytes where a short one was expected`);
+      throw new Error(`an answer over ${maxBytes} bytes`);
     }
     chunks.push(chunk);
   }

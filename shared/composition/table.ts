@@ -1,13 +1,13 @@
 import { dynamoApiKeyStore } from "../store/api-keys-store.ts";
 import { dynamoConnectionStore } from "../store/connections-store.ts";
-import { createDocumentClient } from "../store/dynamo.ts";
 import { dynamoHandoffStore } from "../store/handoff-store.ts";
 import { dynamoPoolStore } from "../store/pools-store.ts";
 import { dynamoProfileStore } from "../store/profiles-store.ts";
+import { createTableClient } from "../store/table-client.ts";
 import { perConfig } from "./config.ts";
 
 /** Every function reads the table: one DynamoDB client per process, shared by the stores. */
-export const tableClient = perConfig((config) => createDocumentClient({ region: config.AWS_REGION, endpoint: config.DYNAMODB_ENDPOINT }));
+export const tableClient = perConfig((config) => createTableClient({ region: config.AWS_REGION, endpoint: config.DYNAMODB_ENDPOINT }));
 
 // Marked pure so a bundle drops the stores its function never asks for.
 export const connectionStore = /* @__PURE__ */ perConfig((config) => dynamoConnectionStore(tableClient(config), config.TABLE_NAME));

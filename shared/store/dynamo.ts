@@ -1,28 +1,7 @@
-import { DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
-import {
-  DynamoDBDocumentClient,
-  QueryCommand,
-  TransactWriteCommand,
-  type QueryCommandInput,
-  type TransactWriteCommandInput,
-} from "@aws-sdk/lib-dynamodb";
 import { setTimeout as sleep } from "node:timers/promises";
+import { AwsServiceError } from "../aws/signed-requests.ts";
 import { ServiceUnavailableError } from "../domain/errors.ts";
-
-export interface DynamoSettings {
-  region: string;
-  endpoint?: string;
-}
-
-export function createDocumentClient(settings: DynamoSettings): DynamoDBDocumentClient {
-  const client = new DynamoDBClient({
-    region: settings.region,
-    ...(settings.endpoint
-      ? { endpoint: settings.endpoint, credentials: { accessKeyId: "local", secretAccessKey: "local" } }
-      : {}),
-  });
-  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-}
+import type { Document, TableClient, TransactWriteItem } from "./table-client.ts";
 
 /** Why each item of a cancelled transaction failed, in request order ("None" where it did not). */
 export type CancellationCodes = string[];
@@ -35,14 +14,15 @@ const maxConflictRetries = 12;
  * Runs a transaction; a condition failure is an expected outcome returned to the caller, while a
  * conflict with a concurrent transaction on the same items is retried with jittered backoff.
  */
-export async function transact(db: DynamoDBDocumentClient, input: TransactWriteCommandInput): Promise<TransactOutcome> {
+export async function transact(db: TableClient, input: { TransactItems: TransactWriteItem[] }): Promise<TransactOutcome> {
   for (let attempt = 0; ; attempt++) {
     try {
-      await db.send(new TransactWriteCommand(input));
+      await db.transactWrite(input.TransactItems);
       return { committed: true };
     } catch (error) {
-      if (!(error instanceof TransactionCanceledException)) throw error;
-      const reasons = (error.CancellationReasons ?? []).map((reason) => reason.Code ?? "None");
+      if (!(error instanceof AwsServiceError && error.code === "TransactionCanceledException")) throw error;
+      const cancellations = (error.details.CancellationReasons ?? []) as { Code?: string }[];
+      const reasons = cancellations.map((reason) => reason.Code ?? "None");
       const conflicted = reasons.some((code) => code === "TransactionConflict");
       const conditionFailed = reasons.some((code) => code === "ConditionalCheckFailed");
       if (conditionFailed || !conflicted) return { committed: false, reasons };
@@ -56,7 +36,7 @@ export async function transact(db: DynamoDBDocumentClient, input: TransactWriteC
 
 /** A single write's condition did not hold: an expected outcome, which the caller maps. */
 export function isConditionFailure(error: unknown): boolean {
-  return (error as { name?: string }).name === "ConditionalCheckFailedException";
+  return error instanceof AwsServiceError && error.code === "ConditionalCheckFailedException";
 }
 
 /** Drops the key and index attributes so only the entity's own fields remain. */
@@ -80,7 +60,7 @@ export type NewestFirstSource =
  * (`wanted` may be Infinity).
  */
 export async function newestFirst<T>(
-  db: DynamoDBDocumentClient,
+  db: TableClient,
   tableName: string,
   source: NewestFirstSource,
   partition: string,
@@ -95,18 +75,16 @@ export async function newestFirst<T>(
           ExpressionAttributeValues: { ":pk": partition, ":prefix": source.sortKeyPrefix },
         };
   const found: T[] = [];
-  let startKey: QueryCommandInput["ExclusiveStartKey"];
+  let startKey: Document | undefined;
   do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: tableName,
-        ...keyCondition,
-        ScanIndexForward: false,
-        Limit: matches ? filteredPageSize : Math.min(wanted - found.length, maxPageSize),
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of page.Items ?? []) {
+    const page = await db.query({
+      TableName: tableName,
+      ...keyCondition,
+      ScanIndexForward: false,
+      Limit: matches ? filteredPageSize : Math.min(wanted - found.length, maxPageSize),
+      ExclusiveStartKey: startKey,
+    });
+    for (const item of page.Items) {
       const entity = withoutKeys<T>(item);
       if (!matches || matches(entity)) found.push(entity);
     }

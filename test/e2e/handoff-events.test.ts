@@ -1,6 +1,5 @@
 import Kernel, { NotFoundError, PermissionDeniedError } from "@onkernel/sdk";
 import type { ConnectionFollowResponse } from "@onkernel/sdk/resources/auth/connections";
-import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handoff } from "#shared/composition/handoff.ts";
 import type { Connection } from "#shared/domain/connection.ts";
@@ -36,15 +35,13 @@ async function aConnection() {
  */
 async function setFlow(id: string, flow: Partial<Connection>): Promise<void> {
   const entries = Object.entries(flow);
-  await services().db.send(
-    new UpdateCommand({
-      TableName: stack.tableName,
-      Key: keys.connection(localOrg, id),
-      UpdateExpression: `SET ${entries.map((_, index) => `#f${index} = :v${index}`).join(", ")}`,
-      ExpressionAttributeNames: Object.fromEntries(entries.map(([name], index) => [`#f${index}`, name])),
-      ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], index) => [`:v${index}`, value])),
-    }),
-  );
+  await services().db.update({
+    TableName: stack.tableName,
+    Key: keys.connection(localOrg, id),
+    UpdateExpression: `SET ${entries.map((_, index) => `#f${index} = :v${index}`).join(", ")}`,
+    ExpressionAttributeNames: Object.fromEntries(entries.map(([name], index) => [`#f${index}`, name])),
+    ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], index) => [`:v${index}`, value])),
+  });
 }
 
 type StateEvent = Extract<ConnectionFollowResponse, { event: "managed_auth_state" }>;

@@ -58,6 +58,8 @@ describe("cdk synth with bundling", () => {
       // The SDK's own clients for these services are only the tests' independent readers.
       { module: "@aws-sdk/client-s3/", usedWith: [] },
       { module: "@aws-sdk/client-sfn/", usedWith: [] },
+      { module: "@aws-sdk/client-dynamodb/", usedWith: [] },
+      { module: "@aws-sdk/lib-dynamodb/", usedWith: [] },
     ];
     for (const fn of functions) {
       const handler = fn.Properties.Description.split(": ").at(-1) ?? "";

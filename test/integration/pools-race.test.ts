@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PoolResource, SessionResource } from "#shared/domain/pool.ts";
-import { createDocumentClient } from "#shared/store/dynamo.ts";
+import { createTableClient } from "#shared/store/table-client.ts";
 import { dynamoPoolStore } from "#shared/store/pools-store.ts";
 import { localOrg } from "../../infra/local/stack.ts";
 import { eventually } from "../support/poll.ts";
@@ -17,7 +17,7 @@ beforeAll(async () => {
   stack = await startTestStack();
   browserRoot = process.env.BROWSER_DATA_DIR as string;
   call = poolApi(stack);
-  store = dynamoPoolStore(createDocumentClient({ region: "us-east-1", endpoint: stack.dynamoEndpoint }), stack.tableName);
+  store = dynamoPoolStore(createTableClient({ region: "us-east-1", endpoint: stack.dynamoEndpoint }), stack.tableName);
 });
 
 afterAll(async () => {

@@ -1,31 +1,10 @@
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { text } from "node:stream/consumers";
+import type { Server } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { jsonServiceClient, type JsonServiceClient } from "#shared/aws/json-protocol.ts";
 import { AwsServiceError } from "#shared/aws/signed-requests.ts";
 import { kmsDataKeys } from "#shared/secrets/kms-envelope.ts";
 import { SecretOpenError } from "#shared/secrets/aes-gcm.ts";
-
-interface Call {
-  headers: IncomingHttpHeaders;
-  input: Record<string, unknown>;
-}
-
-type Answer = { status: number; body: object };
-
-/** A loopback stand-in for a JSON-protocol service, answering each call from `answer`. */
-async function fakeService(answer: (call: Call) => Answer): Promise<{ endpoint: string; calls: Call[]; server: Server }> {
-  const calls: Call[] = [];
-  const server = createServer(async (request, response) => {
-    const call = { headers: request.headers, input: JSON.parse(await text(request)) as Record<string, unknown> };
-    calls.push(call);
-    const { status, body } = answer(call);
-    response.writeHead(status, { "content-type": "application/x-amz-json-1.1" }).end(JSON.stringify(body));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, server };
-}
+import { fakeAwsService, type Answer, type Call } from "../support/fake-aws-service.ts";
 
 const credentials = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret" };
 let client: JsonServiceClient;
@@ -37,7 +16,7 @@ afterEach(() => {
 });
 
 async function kmsAt(answer: (call: Call) => Answer) {
-  const fake = await fakeService(answer);
+  const fake = await fakeAwsService(answer);
   server = fake.server;
   client = jsonServiceClient({ service: "kms", targetPrefix: "TrentService", jsonVersion: "1.1", region: "eu-west-1", endpoint: fake.endpoint, credentials });
   return fake.calls;
