@@ -42,6 +42,15 @@ export async function startGateway(options: { port: number; host?: string }): Pr
   );
   const authorize = await loadHandler<AuthorizerHandler>(authorizer.handler);
 
+  function matchRoute(method: string, path: string): { entry: MountedRoute; found: RegExpExecArray } | undefined {
+    for (const entry of mounted) {
+      if (entry.route.method !== method) continue;
+      const found = entry.pattern.exec(path);
+      if (found) return { entry, found };
+    }
+    return undefined;
+  }
+
   const server = createServer((request, response) => {
     const requestId = randomUUID();
     const started = performance.now();
@@ -65,9 +74,7 @@ export async function startGateway(options: { port: number; host?: string }): Pr
   async function serve(request: IncomingMessage, response: ServerResponse, requestId: string): Promise<APIGatewayProxyResult | undefined> {
     const url = new URL(request.url ?? "/", "http://gateway.local");
     const method = request.method ?? "GET";
-    const match = mounted
-      .map((entry) => ({ entry, found: entry.pattern.exec(url.pathname) }))
-      .find(({ entry, found }) => found !== null && entry.route.method === method);
+    const match = matchRoute(method, url.pathname);
     if (!match) {
       await drain(request);
       return errorResponse(new NotFoundError(`no route for ${method} ${url.pathname}`), requestId);
@@ -85,7 +92,7 @@ export async function startGateway(options: { port: number; host?: string }): Pr
     const mediaType = (headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
     const binary = binaryMediaTypes.some((type) => type === mediaType);
     const pathParameters = Object.fromEntries(
-      Object.entries(match.found?.groups ?? {}).map(([name, value]) => [name, decodeURIComponent(value)]),
+      Object.entries(match.found.groups ?? {}).map(([name, value]) => [name, decodeURIComponent(value)]),
     );
     const query = [...url.searchParams.keys()];
     const event = {
