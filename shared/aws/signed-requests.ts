@@ -23,6 +23,8 @@ export interface AwsServiceSettings {
   credentials?: StaticCredentials;
   /** Replayable requests (no body or a Buffer) retried after a dropped connection or a 5xx. */
   maxAttempts?: number;
+  /** How long the service may take to start answering (30 s); a body then streams for as long as it takes. */
+  answerTimeoutMs?: number;
 }
 
 export interface AwsRequest {
@@ -71,6 +73,7 @@ export function awsRequester(settings: AwsServiceSettings): AwsRequester {
   });
   const agents = { "http:": new http.Agent({ keepAlive: true }), "https:": new https.Agent({ keepAlive: true }) };
   const maxAttempts = settings.maxAttempts ?? 3;
+  const answerTimeoutMs = settings.answerTimeoutMs ?? 30_000;
 
   async function sendOnce(request: AwsRequest): Promise<IncomingMessage> {
     const { url } = request;
@@ -88,9 +91,13 @@ export function awsRequester(settings: AwsServiceSettings): AwsRequester {
     const transport = url.protocol === "https:" ? https : http;
     return new Promise((resolve, reject) => {
       const outgoing = transport.request(url, { method: request.method, headers: signed.headers, agent: agents[url.protocol as "http:" | "https:"] });
-      outgoing.once("response", resolve);
+      outgoing.once("response", (response) => {
+        // Only the wait for an answer is bounded: a streamed body may rest while its reader is slow.
+        outgoing.setTimeout(0);
+        resolve(response);
+      });
       outgoing.once("error", reject);
-      outgoing.setTimeout(30_000, () => outgoing.destroy(new Error(`${settings.service} did not answer within 30 s`)));
+      outgoing.setTimeout(answerTimeoutMs, () => outgoing.destroy(new Error(`${settings.service} did not answer within ${answerTimeoutMs} ms`)));
       const { body } = request;
       if (body === undefined) outgoing.end();
       else if (Buffer.isBuffer(body)) outgoing.end(body);

@@ -130,6 +130,22 @@ describe("signed AWS requests", () => {
     expect(scripted.received).toHaveLength(2);
   });
 
+  it("gives up on a service that does not start answering, but lets a started answer rest", async () => {
+    const silent = (response: ServerResponse) => setTimeout(() => response.writeHead(200).end("late"), 1000);
+    const slowBody = (response: ServerResponse) => {
+      response.writeHead(200, { "content-length": "8" }).write("first ");
+      setTimeout(() => response.end("ok"), 300);
+    };
+    const scripted = await scriptedServer([silent, slowBody]);
+    server = scripted.server;
+    requester = awsRequester({ service: "s3", region: "us-east-1", credentials, maxAttempts: 1, answerTimeoutMs: 100 });
+
+    await expect(requester.send({ method: "GET", url: scripted.url })).rejects.toThrow("s3 did not answer within 100 ms");
+    const slow = await requester.send({ method: "GET", url: scripted.url });
+
+    expect(await text(slow)).toBe("first ok");
+  });
+
   it("sends a streamed body once, without retrying it", async () => {
     const scripted = await scriptedServer([unavailable, ok()]);
     server = scripted.server;
