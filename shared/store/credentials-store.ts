@@ -1,7 +1,7 @@
 import type { TableClient } from "./table-client.ts";
 import type { Credential, CredentialStore, CredentialUpdateOutcome } from "../domain/credential.ts";
 import { ServiceUnavailableError } from "../domain/errors.ts";
-import { newestFirst, transact, withoutKeys } from "./dynamo.ts";
+import { newestFirst, pauseAfterLostRace, transact, withoutKeys } from "./dynamo.ts";
 import { indexKeys, keys } from "./keys.ts";
 import { tableDefinition } from "./table.ts";
 
@@ -62,6 +62,7 @@ export function dynamoCredentialStore(db: TableClient, tableName: string): Crede
 
     async update(org, id, change): Promise<CredentialUpdateOutcome> {
       for (let pass = 1; pass <= maxPasses; pass++) {
+        if (pass > 1) await pauseAfterLostRace(pass);
         const current = await get(org, id);
         if (!current) return { outcome: "missing" };
         const next: Credential = { ...(await change(current)), version: current.version + 1 };
@@ -102,6 +103,7 @@ export function dynamoCredentialStore(db: TableClient, tableName: string): Crede
 
     async remove(org, id) {
       for (let pass = 1; pass <= maxPasses; pass++) {
+        if (pass > 1) await pauseAfterLostRace(pass);
         const current = await get(org, id);
         if (!current) return undefined;
         // Guard: deleted as read, with the name item that still points at it.

@@ -29,9 +29,17 @@ export async function transact(db: TableClient, input: { TransactItems: Transact
       if (attempt >= maxConflictRetries) {
         throw new ServiceUnavailableError("too many concurrent changes to the same resource; retry the request");
       }
-      await sleep(Math.random() * Math.min(200, 5 * 2 ** attempt));
+      await pauseAfterLostRace(attempt);
     }
   }
+}
+
+/**
+ * A jittered pause that grows with each lost race (a conflicting transaction, or a read-then-write
+ * pass whose condition failed), so writers that collided spread out instead of colliding again.
+ */
+export function pauseAfterLostRace(attempt: number): Promise<void> {
+  return sleep(Math.random() * Math.min(200, 5 * 2 ** attempt));
 }
 
 /** A single write's condition did not hold: an expected outcome, which the caller maps. */

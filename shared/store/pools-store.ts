@@ -1,6 +1,6 @@
 import type { TableClient, UpdateInput } from "./table-client.ts";
 import type { Pool, PoolChanges, PooledBrowser, PoolStore, PoolUpdateOutcome } from "../domain/pool.ts";
-import { isConditionFailure, newestFirst, transact, withoutKeys } from "./dynamo.ts";
+import { isConditionFailure, newestFirst, pauseAfterLostRace, transact, withoutKeys } from "./dynamo.ts";
 import { indexKeys, keys } from "./keys.ts";
 import { tableDefinition } from "./table.ts";
 
@@ -154,6 +154,7 @@ export function dynamoPoolStore(db: TableClient, tableName: string): PoolStore {
 
     async update(org, id, changes, now): Promise<PoolUpdateOutcome> {
       for (let pass = 1; pass <= maxPasses; pass++) {
+        if (pass > 1) await pauseAfterLostRace(pass);
         const current = await read(org, id);
         if (!current) return { outcome: "missing" };
         const { pool } = current;

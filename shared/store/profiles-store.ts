@@ -1,7 +1,7 @@
 import type { TableClient } from "./table-client.ts";
 import type { Page } from "../domain/connection.ts";
 import type { Profile, ProfileRef, ProfileStore, RemoveOutcome, RenameOutcome } from "../domain/profile.ts";
-import { isConditionFailure, newestFirst, transact, withoutKeys } from "./dynamo.ts";
+import { isConditionFailure, newestFirst, pauseAfterLostRace, transact, withoutKeys } from "./dynamo.ts";
 import { indexKeys, keys } from "./keys.ts";
 import { tableDefinition } from "./table.ts";
 
@@ -56,6 +56,7 @@ export function dynamoProfileStore(db: TableClient, tableName: string): ProfileS
 
     async getOrCreateByName(org, candidate) {
       for (let pass = 1; pass <= maxPasses; pass++) {
+        if (pass > 1) await pauseAfterLostRace(pass);
         const existing = await findByName(org, candidate.name);
         if (existing) return existing;
         // Of two concurrent creators one inserts; the other reads the winner on its next pass.
@@ -71,6 +72,7 @@ export function dynamoProfileStore(db: TableClient, tableName: string): ProfileS
 
     async rename(org, id, name, now): Promise<RenameOutcome> {
       for (let pass = 1; pass <= maxPasses; pass++) {
+        if (pass > 1) await pauseAfterLostRace(pass);
         const profile = await get(org, id);
         if (!profile) return { outcome: "missing" };
         if (profile.name === name) return { outcome: "renamed", profile };
@@ -113,6 +115,7 @@ export function dynamoProfileStore(db: TableClient, tableName: string): ProfileS
 
     async remove(org, id): Promise<RemoveOutcome> {
       for (let pass = 1; pass <= maxPasses; pass++) {
+        if (pass > 1) await pauseAfterLostRace(pass);
         const profile = await get(org, id);
         if (!profile) return { outcome: "missing" };
         if ((profile as Profile & { connection_count?: number }).connection_count) return { outcome: "inUse" };
