@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { awsRequester, AwsServiceError, backoffMs, readWholeBody, type StaticCredentials } from "./signed-requests.ts";
+import { awsRequester, AwsServiceError, backoffMs, header, readWholeBody, type StaticCredentials } from "./signed-requests.ts";
 
 export interface JsonServiceSettings {
   /** The signing name and endpoint prefix: "states", "kms". */
@@ -45,7 +45,7 @@ export function jsonServiceClient(settings: JsonServiceSettings): JsonServiceCli
         const text = await readWholeBody(response, maxAnswerBytes);
         const status = response.statusCode ?? 0;
         if (status >= 200 && status < 300) return JSON.parse(text || "{}") as Answer;
-        const error = serviceError(settings.service, status, text);
+        const error = serviceError(settings.service, status, text, header(response.headers, "x-amzn-errortype"));
         if (!throttlingCodes.has(error.code) || attempt >= maxThrottledAttempts) throw error;
         await sleep(backoffMs(attempt));
       }
@@ -54,15 +54,15 @@ export function jsonServiceClient(settings: JsonServiceSettings): JsonServiceCli
   };
 }
 
-function serviceError(service: string, status: number, text: string): AwsServiceError {
+function serviceError(service: string, status: number, text: string, typeHeader: string | undefined): AwsServiceError {
   let document: { __type?: string; message?: string; Message?: string } & Record<string, unknown> = {};
   try {
     document = JSON.parse(text) as typeof document;
   } catch {
     // Not JSON (a proxy's page): the status alone names it.
   }
-  // Types come as "ErrorName" or "namespace#ErrorName".
-  const code = document.__type?.split("#").at(-1) ?? `Http${status}`;
+  // Types come as "ErrorName" or "namespace#ErrorName", in the document or else in a header ("ErrorName:uri").
+  const code = (document.__type ?? typeHeader?.split(":")[0])?.split("#").at(-1) ?? `Http${status}`;
   const { __type, message, Message, ...details } = document;
   return new AwsServiceError(service, status, code, message ?? Message ?? "no error document", details);
 }

@@ -44,6 +44,12 @@ describe("the AWS JSON protocol", () => {
     await expect(failure).rejects.toMatchObject({ status: 400, code: "NotFoundException", message: expect.stringContaining("no such key") });
   });
 
+  it("takes the error's name from the x-amzn-errortype header when the document has none", async () => {
+    await kmsAt(() => ({ status: 400, body: { message: "slow down" }, headers: { "x-amzn-errortype": "ThrottlingException:http://internal.amazon.com/coral/com.amazon.coral.availability/" } }));
+
+    await expect(client.call("DescribeKey", {})).rejects.toMatchObject({ code: "ThrottlingException" });
+  });
+
   it("tries a throttled call again, and gives up after three", async () => {
     let throttled = 1;
     const calls = await kmsAt(() => (throttled-- > 0 ? { status: 400, body: { __type: "ThrottlingException" } } : { status: 200, body: {} }));
