@@ -1,4 +1,5 @@
 import { marshall, unmarshall } from "@aws-sdk/util-dynamodb";
+import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { jsonServiceClient } from "../aws/json-protocol.ts";
 import { backoffMs } from "../aws/signed-requests.ts";
@@ -160,7 +161,8 @@ export function createTableClient(settings: TableSettings): TableClient {
         const [kind, operation] = Object.entries(item)[0] as [string, Parameters<typeof wire>[0]];
         return { [kind]: wire(operation) };
       });
-      await call("TransactWriteItems", { TransactItems: wired });
+      // As the SDK does: a retry of a transaction that did commit is then answered as committed, not as a failed condition.
+      await call("TransactWriteItems", { TransactItems: wired, ClientRequestToken: randomUUID() });
     },
     destroy: () => dynamodb.destroy(),
   };

@@ -53,6 +53,18 @@ describe("the table client over DynamoDB's JSON protocol", () => {
     ]);
   });
 
+  it("sends a transaction again after a 5xx with the same idempotency token", async () => {
+    let answered = 0;
+    const calls = await tableAt(() => (answered++ === 0 ? { status: 500, body: { __type: "InternalServerError" } } : { status: 200, body: {} }));
+
+    await table.transactWrite([{ Put: { TableName: "t", Item: { pk: "a", sk: "1" } } }]);
+
+    const tokens = calls.map((call) => call.input.ClientRequestToken);
+    expect(tokens).toHaveLength(2);
+    expect(tokens[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(tokens[1]).toBe(tokens[0]);
+  });
+
   it("reads a cancelled transaction's reasons, item by item", async () => {
     await tableAt(() => ({
       status: 400,
