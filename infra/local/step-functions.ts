@@ -5,6 +5,7 @@ import { pathToFileURL } from "node:url";
 import { StateMachine } from "aws-local-stepfunctions";
 
 type JSONValue = Parameters<StateMachine["run"]>[0];
+import { scaledMs } from "#shared/domain/workflow.ts";
 import { substitutedDefinition, workflowTasks, type WorkflowTaskState } from "#shared/workflow/definition.ts";
 
 type ExecutionStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "ABORTED";
@@ -52,7 +53,8 @@ export async function startLocalStepFunctions(options: { stateMachineArn: string
   const placeholders = Object.fromEntries(
     Object.values(workflowTasks).map((task) => [task.placeholder, localFunctionArn(task.functionName)]),
   );
-  const machine = new StateMachine(withLocalTaskTimeouts(substitutedDefinition(placeholders)) as unknown as ConstructorParameters<typeof StateMachine>[0]);
+  const definition = withLocalTaskTimeouts(substitutedDefinition(placeholders));
+  const machine = new StateMachine(definition as unknown as ConstructorParameters<typeof StateMachine>[0]);
   const executions = new Map<string, Execution>();
   const taskTokens = new Map<string, { resolve(value: unknown): void; reject(error: Error): void }>();
 
@@ -84,7 +86,7 @@ export async function startLocalStepFunctions(options: { stateMachineArn: string
       }),
     ),
   );
-  const retryIntervals = Object.fromEntries(Object.keys(workflowTasks).map((state) => [state, 5000 * options.timeScale]));
+  const retryIntervals = scaledRetryIntervals(definition, options.timeScale);
 
   function executionArnFor(name: string): string {
     return `${options.stateMachineArn.replace(":stateMachine:", ":execution:")}:${name}`;
@@ -251,6 +253,23 @@ function withLocalTaskTimeouts(definition: Record<string, unknown>): Record<stri
     state.TimeoutSeconds = 24 * 60 * 60;
   }
   return definition;
+}
+
+/**
+ * The waits between a task's retries, scaled with the flow timeouts. At scale 1 there are none, so
+ * aws-local-stepfunctions applies the ASL's IntervalSeconds, BackoffRate and jitter as Step
+ * Functions does; an override is each retrier's whole wait (the library then drops backoff and
+ * jitter), so a scaled run waits each retrier's first interval, scaled, every time.
+ */
+export function scaledRetryIntervals(definition: Record<string, unknown>, timeScale: number): Record<string, number[]> {
+  if (timeScale === 1) return {};
+  const states = definition.States as Record<string, { Retry?: { IntervalSeconds?: number }[] }>;
+  return Object.fromEntries(
+    Object.entries(states)
+      .filter(([, state]) => state.Retry !== undefined)
+      // 1 s is the ASL's default interval.
+      .map(([name, state]) => [name, (state.Retry ?? []).map((retrier) => scaledMs(retrier.IntervalSeconds ?? 1, { timeScale }))]),
+  );
 }
 
 /** Rejects as Step Functions' own `States.Timeout`, so the state's Catch routes it as in AWS. */
