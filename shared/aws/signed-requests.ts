@@ -6,7 +6,7 @@ import type { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 
 // Not ESM imports: `node:http`'s ESM facade loads undici (see shared/login/http.ts), about 15 ms
-// of the cold start of every function that calls S3, Step Functions or KMS.
+// of every function's cold start, since every function calls AWS through here.
 const http = process.getBuiltinModule("node:http");
 const https = process.getBuiltinModule("node:https");
 
@@ -16,7 +16,7 @@ export interface StaticCredentials {
 }
 
 export interface AwsServiceSettings {
-  /** The signing name: "s3", "states", "kms". */
+  /** The signing name: "dynamodb", "s3", "states", "kms". */
   service: string;
   region: string;
   /** Fixed credentials for a local stand-in; unset, the default chain answers (the role's, in Lambda). */
