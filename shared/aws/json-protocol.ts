@@ -2,9 +2,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { awsRequester, AwsServiceError, backoffMs, header, readWholeBody, type StaticCredentials } from "./signed-requests.ts";
 
 export interface JsonServiceSettings {
-  /** The signing name and endpoint prefix: "states", "kms". */
+  /** The signing name and endpoint prefix: "dynamodb", "states", "kms". */
   service: string;
-  /** The `X-Amz-Target` prefix: "AWSStepFunctions", "TrentService". */
+  /** The `X-Amz-Target` prefix: "DynamoDB_20120810", "AWSStepFunctions", "TrentService". */
   targetPrefix: string;
   /** "1.0" or "1.1", as the service's protocol says. */
   jsonVersion: "1.0" | "1.1";
@@ -25,7 +25,7 @@ const maxThrottledAttempts = 3;
 /** A DynamoDB page is at most 1 MB of items, which its JSON encoding can about double. */
 const maxAnswerBytes = 4 * 1024 * 1024;
 
-/** A client for the AWS JSON protocol (Step Functions, KMS): one signed POST an operation. */
+/** A client for the AWS JSON protocol (DynamoDB, Step Functions, KMS): one signed POST an operation. */
 export function jsonServiceClient(settings: JsonServiceSettings): JsonServiceClient {
   const requester = awsRequester({ service: settings.service, region: settings.region, credentials: settings.credentials });
   const dnsSuffix = settings.region.startsWith("cn-") ? "amazonaws.com.cn" : "amazonaws.com";
