@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { text } from "node:stream/consumers";
 import { afterEach, describe, expect, it } from "vitest";
-import { awsRequester, type AwsRequester } from "#shared/aws/signed-requests.ts";
+import { awsRequester, readWholeBody, type AwsRequester } from "#shared/aws/signed-requests.ts";
 
 interface Received {
   method: string;
@@ -144,6 +144,19 @@ describe("signed AWS requests", () => {
     const slow = await requester.send({ method: "GET", url: scripted.url });
 
     expect(await text(slow)).toBe("first ok");
+  });
+
+  it("reads an answer whole up to its bound, and refuses a longer one", async () => {
+    const twoKilobytes = "x".repeat(2048);
+    const scripted = await scriptedServer([ok(twoKilobytes), ok(twoKilobytes)]);
+    server = scripted.server;
+    requester = awsRequester({ service: "dynamodb", region: "us-east-1", credentials });
+
+    const whole = readWholeBody(await requester.send({ method: "GET", url: scripted.url }), 4096);
+    const refused = readWholeBody(await requester.send({ method: "GET", url: scripted.url }), 1024);
+
+    await expect(whole).resolves.toBe(twoKilobytes);
+    await expect(refused).rejects.toThrow("an answer over 1024 bytes");
   });
 
   it("sends a streamed body once, without retrying it", async () => {
