@@ -1,16 +1,32 @@
+import type { Config } from "../config.ts";
 import { loginRouteCore } from "../domain/login-flows.ts";
+import type { LoginEngine } from "../login/types.ts";
 import { perConfig, workflowTiming } from "./config.ts";
 import { handoffCodes } from "./handoff.ts";
-import { loginEngine } from "./login-engine.ts";
 import { profileSessions } from "./profile-sessions.ts";
 import { connectionStore } from "./table.ts";
 import { workflowEngine } from "./workflow-engine.ts";
+
+/**
+ * The login engine, loaded by the route's first probe: a login on a connection without a working
+ * session (every first login) never probes, and would otherwise build the engine's HTML parser,
+ * cookie jar and public-suffix list at each cold start. Bundled, the engine stays in the one file,
+ * its modules evaluated only when this import first runs.
+ */
+function probeOnFirstUse(config: Config): Pick<LoginEngine, "probe"> {
+  return {
+    async probe(...args) {
+      const { loginEngine } = await import("./login-engine.ts");
+      return loginEngine(config).probe(...args);
+    },
+  };
+}
 
 /** The login route: apart from the flow steps, so its bundle carries neither the secret box nor credentials. */
 export const loginRoutes = perConfig((config) =>
   loginRouteCore({
     connections: connectionStore(config),
-    engine: loginEngine(config),
+    engine: probeOnFirstUse(config),
     sessions: profileSessions(config),
     workflow: workflowEngine(config),
     handoff: handoffCodes(config),
