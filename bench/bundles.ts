@@ -112,9 +112,11 @@ export async function bundleBench(): Promise<string> {
   const largestRoute = Math.max(...functions.filter((result) => result.entry.route).map((result) => deployed(result).bytes));
   // The floor is the faster DynamoDB-only bundle, so both ways of shipping the SDK are held to the same mark.
   const floorMs = Math.min(baseline.external.importMs, baseline.bundled.importMs);
-  const slowestRatio = Math.max(...functions.map((result) => deployed(result).importMs / floorMs));
+  const slowest = (among: typeof functions, floor: number) => Math.max(...among.map((result) => deployed(result).importMs / floor));
+  const routeFunctions = functions.filter((result) => result.entry.route);
+  const slowestRoute = slowest(routeFunctions, floorMs);
+  const slowestFunction = slowest(functions, floorMs);
   const ownFloorMs = deployed(ownFloor).importMs;
-  const slowestOwnRatio = Math.max(...functions.map((result) => deployed(result).importMs / ownFloorMs));
   const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
 
   const header = ["function", "KB (SDK external)", "import ms", "x floor", "KB (SDK bundled)", "import ms", "x floor"];
@@ -131,7 +133,8 @@ export async function bundleBench(): Promise<string> {
     `Lambda bundles (minified ESM, node22; import time = median of ${importRuns} fresh processes; deployed: SDK ${lambdaBundle.bundleAwsSdk ? "bundled" : "external"})`,
     renderTable(header, rows),
     `target: every route bundle under ${kb(maxRouteBundleBytes)} KB: largest ${kb(largestRoute)} KB, ${verdict(largestRoute < maxRouteBundleBytes)}`,
-    `target: import within ${maxImportRatio}x of the faster AWS SDK DynamoDB-only bundle (${ms(floorMs)} ms): slowest ${slowestRatio.toFixed(2)}x, ${verdict(slowestRatio <= maxImportRatio)}`,
-    `stricter, against the bundle of this service's table client alone (${ms(ownFloorMs)} ms): slowest ${slowestOwnRatio.toFixed(2)}x, ${verdict(slowestOwnRatio <= maxImportRatio)}`,
+    `target: route import within ${maxImportRatio}x of the faster AWS SDK DynamoDB-only bundle (${ms(floorMs)} ms): slowest route ${slowestRoute.toFixed(2)}x, ${verdict(slowestRoute <= maxImportRatio)}`,
+    `  every function, the authorizer and workflow tasks included: slowest ${slowestFunction.toFixed(2)}x, ${verdict(slowestFunction <= maxImportRatio)}`,
+    `  stricter, against the bundle of this service's table client alone (${ms(ownFloorMs)} ms): slowest route ${slowest(routeFunctions, ownFloorMs).toFixed(2)}x, ${verdict(slowest(routeFunctions, ownFloorMs) <= maxImportRatio)}`,
   ].join("\n");
 }
