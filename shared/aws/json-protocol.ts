@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { awsRequester, AwsServiceError, backoffMs, header, readWholeBody, type StaticCredentials } from "./signed-requests.ts";
+import { awsDnsSuffix, awsRequester, AwsServiceError, backoffMs, header, readWholeBody, type StaticCredentials } from "./signed-requests.ts";
 
 export interface JsonServiceSettings {
   /** The signing name and endpoint prefix: "dynamodb", "states", "kms". */
@@ -9,8 +9,9 @@ export interface JsonServiceSettings {
   /** "1.0" or "1.1", as the service's protocol says. */
   jsonVersion: "1.0" | "1.1";
   region: string;
-  /** A local stand-in (with its fixed credentials); unset, the service's regional endpoint. */
+  /** A local stand-in, signed for with fixed credentials; unset, the service's regional endpoint. */
   endpoint?: string;
+  /** Overrides the stand-in's fixed credentials (or, without an endpoint, the default chain). */
   credentials?: StaticCredentials;
 }
 
@@ -20,6 +21,9 @@ export interface JsonServiceClient {
   destroy(): void;
 }
 
+/** DynamoDB Local and the local Step Functions endpoint accept any signature. */
+const standInCredentials: StaticCredentials = { accessKeyId: "local", secretAccessKey: "local" };
+
 const throttlingCodes = new Set(["ThrottlingException", "TooManyRequestsException", "RequestLimitExceeded", "ProvisionedThroughputExceededException"]);
 const maxThrottledAttempts = 3;
 /** A DynamoDB page is at most 1 MB of items, which its JSON encoding can about double. */
@@ -27,9 +31,12 @@ const maxAnswerBytes = 4 * 1024 * 1024;
 
 /** A client for the AWS JSON protocol (DynamoDB, Step Functions, KMS): one signed POST an operation. */
 export function jsonServiceClient(settings: JsonServiceSettings): JsonServiceClient {
-  const requester = awsRequester({ service: settings.service, region: settings.region, credentials: settings.credentials });
-  const dnsSuffix = settings.region.startsWith("cn-") ? "amazonaws.com.cn" : "amazonaws.com";
-  const url = new URL(settings.endpoint ?? `https://${settings.service}.${settings.region}.${dnsSuffix}/`);
+  const requester = awsRequester({
+    service: settings.service,
+    region: settings.region,
+    credentials: settings.credentials ?? (settings.endpoint ? standInCredentials : undefined),
+  });
+  const url = new URL(settings.endpoint ?? `https://${settings.service}.${settings.region}.${awsDnsSuffix(settings.region)}/`);
   const contentType = `application/x-amz-json-${settings.jsonVersion}`;
 
   return {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
-import { awsRequester, AwsServiceError, header, maxErrorDocumentBytes, readWholeBody } from "./signed-requests.ts";
+import { awsDnsSuffix, awsRequester, AwsServiceError, header, maxErrorDocumentBytes, readWholeBody } from "./signed-requests.ts";
 
 export interface S3Settings {
   region: string;
@@ -82,7 +82,7 @@ function objectAddressing(settings: S3Settings): (bucket: string, key: string) =
     const base = settings.endpoint.replace(/\/+$/, "");
     return (bucket, key) => new URL(`${base}/${encodeRfc3986(bucket)}/${encodedKey(key)}`);
   }
-  const dnsSuffix = settings.region.startsWith("cn-") ? "amazonaws.com.cn" : "amazonaws.com";
+  const dnsSuffix = awsDnsSuffix(settings.region);
   return (bucket, key) => new URL(`https://${bucket}.s3.${settings.region}.${dnsSuffix}/${encodedKey(key)}`);
 }
 

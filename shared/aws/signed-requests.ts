@@ -133,6 +133,11 @@ export function awsRequester(settings: AwsServiceSettings): AwsRequester {
   };
 }
 
+/** The domain of the region's AWS endpoints: China's regions have their own. */
+export function awsDnsSuffix(region: string): string {
+  return region.startsWith("cn-") ? "amazonaws.com.cn" : "amazonaws.com";
+}
+
 export function backoffMs(attempt: number): number {
   return Math.random() * 50 * 2 ** attempt;
 }

@@ -123,7 +123,7 @@ export function createTableClient(settings: TableSettings): TableClient {
     targetPrefix: "DynamoDB_20120810",
     jsonVersion: "1.0",
     region: settings.region,
-    ...(settings.endpoint ? { endpoint: settings.endpoint, credentials: { accessKeyId: "local", secretAccessKey: "local" } } : {}),
+    endpoint: settings.endpoint,
   });
   const call = (operation: string, input: object) => dynamodb.call<WireAnswer>(operation, input);
   const optional = (attributes: Record<string, never> | undefined) => (attributes ? fromAttributes(attributes) : undefined);

@@ -10,7 +10,7 @@ export function createSfnClient(settings: { region: string; endpoint?: string })
     targetPrefix: "AWSStepFunctions",
     jsonVersion: "1.0",
     region: settings.region,
-    ...(settings.endpoint ? { endpoint: settings.endpoint, credentials: { accessKeyId: "local", secretAccessKey: "local" } } : {}),
+    endpoint: settings.endpoint,
   });
 }
 
