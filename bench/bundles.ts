@@ -117,6 +117,7 @@ export async function bundleBench(): Promise<string> {
   const slowestRoute = slowest(routeFunctions, floorMs);
   const slowestFunction = slowest(functions, floorMs);
   const ownFloorMs = deployed(ownFloor).importMs;
+  const slowestRouteOwnFloor = slowest(routeFunctions, ownFloorMs);
   const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
 
   const header = ["function", "KB (SDK external)", "import ms", "x floor", "KB (SDK bundled)", "import ms", "x floor"];
@@ -135,6 +136,6 @@ export async function bundleBench(): Promise<string> {
     `target: every route bundle under ${kb(maxRouteBundleBytes)} KB: largest ${kb(largestRoute)} KB, ${verdict(largestRoute < maxRouteBundleBytes)}`,
     `target: route import within ${maxImportRatio}x of the faster AWS SDK DynamoDB-only bundle (${ms(floorMs)} ms): slowest route ${slowestRoute.toFixed(2)}x, ${verdict(slowestRoute <= maxImportRatio)}`,
     `  every function, the authorizer and workflow tasks included: slowest ${slowestFunction.toFixed(2)}x, ${verdict(slowestFunction <= maxImportRatio)}`,
-    `  stricter, against the bundle of this service's table client alone (${ms(ownFloorMs)} ms): slowest route ${slowest(routeFunctions, ownFloorMs).toFixed(2)}x, ${verdict(slowest(routeFunctions, ownFloorMs) <= maxImportRatio)}`,
+    `  stricter, against the bundle of this service's table client alone (${ms(ownFloorMs)} ms): slowest route ${slowestRouteOwnFloor.toFixed(2)}x, ${verdict(slowestRouteOwnFloor <= maxImportRatio)}`,
   ].join("\n");
 }
