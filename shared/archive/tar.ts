@@ -65,10 +65,23 @@ export async function readTarEntry(
 async function feed(source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, entries: ReturnType<typeof extract>): Promise<void> {
   for await (const chunk of source) {
     if (entries.destroyed) return;
-    if (!entries.write(chunk)) await new Promise<void>((resume) => entries.once("drain", () => resume()).once("close", () => resume()));
+    if (!entries.write(chunk)) await drainedOrClosed(entries);
   }
   // streamx types `end` as taking the last chunk; there is none.
   entries.end(undefined);
+}
+
+/** Each wait removes both of its listeners, however it ends: a large archive waits thousands of times. */
+function drainedOrClosed(entries: ReturnType<typeof extract>): Promise<void> {
+  return new Promise<void>((resume) => {
+    const done = () => {
+      entries.off("drain", done);
+      entries.off("close", done);
+      resume();
+    };
+    entries.on("drain", done);
+    entries.on("close", done);
+  });
 }
 
 function isRegularFile(header: Header): boolean {

@@ -66,6 +66,29 @@ describe("readTarEntry", () => {
     expect(sourceEnded).toBe(true);
   });
 
+  it("leaves no listener behind on the extractor however often it waits for it", async () => {
+    // Prepare
+    const tar = await packTar([
+      { name: storageStateEntry, content: "{}" },
+      { name: "big.bin", content: randomBytes(4 * 1024 * 1024) },
+    ]);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on("warning", onWarning);
+    async function* chunks() {
+      for (let offset = 0; offset < tar.length; offset += 64 * 1024) yield tar.subarray(offset, offset + 64 * 1024);
+    }
+
+    // Act
+    const entry = await readTarEntry(chunks(), storageStateEntry);
+    await new Promise((done) => setImmediate(done));
+    process.off("warning", onWarning);
+
+    // Assess
+    expect(String(entry)).toBe("{}");
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
+  });
+
   it("rejects an entry over the size limit", async () => {
     // Prepare
     const tar = await packTar([{ name: storageStateEntry, content: Buffer.alloc(2048) }]);
