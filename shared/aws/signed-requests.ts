@@ -1,9 +1,8 @@
 import { defaultProvider } from "@aws-sdk/credential-provider-node";
-import { Hash } from "@smithy/core/serde";
-import { SignatureV4 } from "@smithy/signature-v4";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
+import { sha256Hex, sigV4Signer, unsignedPayload, type AwsCredentials } from "./sigv4.ts";
 
 // Not ESM imports: `node:http`'s ESM facade loads undici (see shared/login/http.ts), about 15 ms
 // of every function's cold start, since every function calls AWS through here.
@@ -63,34 +62,20 @@ export class AwsServiceError extends Error {
  * service makes need neither, and leaving them out keeps each function's bundle small.
  */
 export function awsRequester(settings: AwsServiceSettings): AwsRequester {
-  const signer = new SignatureV4({
-    service: settings.service,
-    region: settings.region,
-    credentials: settings.credentials ?? defaultProvider(),
-    sha256: Hash.bind(null, "sha256"),
-    // S3 signs the path exactly as sent; callers encode each segment once.
-    uriEscapePath: false,
-  });
+  const sign = sigV4Signer(settings);
+  const staticCredentials = settings.credentials;
+  const credentials: () => Promise<AwsCredentials> = staticCredentials ? () => Promise.resolve(staticCredentials) : defaultProvider();
   const agents = { "http:": new http.Agent({ keepAlive: true }), "https:": new https.Agent({ keepAlive: true }) };
   const maxAttempts = settings.maxAttempts ?? 3;
   const answerTimeoutMs = settings.answerTimeoutMs ?? 30_000;
 
   async function sendOnce(request: AwsRequest): Promise<IncomingMessage> {
-    const { url } = request;
-    const signed = await signer.sign({
-      method: request.method,
-      protocol: url.protocol,
-      hostname: url.hostname,
-      port: url.port ? Number(url.port) : undefined,
-      path: url.pathname,
-      query: Object.fromEntries(url.searchParams),
-      headers: { ...request.headers, host: url.host },
-      // The payload hash comes from the caller's x-amz-content-sha256 header when it sets one.
-      body: request.body,
-    });
+    const { url, body } = request;
+    const payloadHash = body === undefined ? emptyPayloadHash : Buffer.isBuffer(body) ? sha256Hex(body) : unsignedPayload;
+    const headers = sign({ method: request.method, url, headers: request.headers ?? {}, payloadHash }, await credentials());
     const transport = url.protocol === "https:" ? https : http;
     return new Promise((resolve, reject) => {
-      const outgoing = transport.request(url, { method: request.method, headers: signed.headers, agent: agents[url.protocol as "http:" | "https:"] });
+      const outgoing = transport.request(url, { method: request.method, headers, agent: agents[url.protocol as "http:" | "https:"] });
       outgoing.once("response", (response) => {
         // Only the wait for an answer is bounded: a streamed body may rest while its reader is slow.
         outgoing.setTimeout(0);
@@ -98,7 +83,6 @@ export function awsRequester(settings: AwsServiceSettings): AwsRequester {
       });
       outgoing.once("error", reject);
       outgoing.setTimeout(answerTimeoutMs, () => outgoing.destroy(new Error(`${settings.service} did not answer within ${answerTimeoutMs} ms`)));
-      const { body } = request;
       if (body === undefined) outgoing.end();
       else if (Buffer.isBuffer(body)) outgoing.end(body);
       else {
@@ -132,6 +116,8 @@ export function awsRequester(settings: AwsServiceSettings): AwsRequester {
     },
   };
 }
+
+const emptyPayloadHash = sha256Hex("");
 
 /** The domain of the region's AWS endpoints: China's regions have their own. */
 export function awsDnsSuffix(region: string): string {
