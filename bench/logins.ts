@@ -1,5 +1,5 @@
 /**
- * Login flows on the local stack against the test website, which runs in this process: the time
+ * Login flows on the local stack against the test website, which runs on a thread of its own: the time
  * from a submit on the plain form to SUCCESS, and health checks per second, each next to what the
  * login engine alone takes for the same step.
  */
@@ -15,11 +15,11 @@ import { loginTarget } from "#shared/domain/login-flows.ts";
 import { createLoginEngine } from "#shared/login/engine.ts";
 import type { FlowPrompt, LoginEngine, LoginTarget } from "#shared/login/types.ts";
 import { localOrg, type LocalStack } from "../infra/local/stack.ts";
-import { startLoginSite, type LoginSite } from "../test/sites/login-site.ts";
-import { answerAs, type Connection as ConnectionResource } from "../test/support/login-flows.ts";
+import type { Connection as ConnectionResource } from "../test/support/login-flows.ts";
 import { assertLoopback, expectStatus, keepAliveClient, type KeepAliveClient } from "./http-client.ts";
 import { failureLines, roundRobin, runLoad, type LoadResult } from "./load.ts";
 import { summarize, type LatencySummary } from "./stats.ts";
+import { startSiteOnThread, type SiteOnThread } from "./site-thread.ts";
 import { renderTable } from "./table.ts";
 
 const measuredLogins = 50;
@@ -95,7 +95,7 @@ async function watch(
 const flowEnded = (connection: ConnectionResource) => connection.flow_status !== "IN_PROGRESS";
 
 /** One login through the gateway: create, login, wait for the form, then time submit -> SUCCESS. */
-async function timedLogin(client: KeepAliveClient, site: LoginSite, profileName: string): Promise<LoginTimings & { id: string }> {
+async function timedLogin(client: KeepAliveClient, site: SiteOnThread, profileName: string): Promise<LoginTimings & { id: string }> {
   const body = { domain: "127.0.0.1", profile_name: profileName, login_url: `${site.url}/plain/login`, health_checks: false };
   const { id } = JSON.parse(expectStatus(await client.send("POST", "/auth/connections", body), 201, "create connection").body.toString("utf8")) as { id: string };
   expectStatus(await client.send("POST", `/auth/connections/${id}/login`, {}), 200, "login");
@@ -103,14 +103,15 @@ async function timedLogin(client: KeepAliveClient, site: LoginSite, profileName:
   if (flowEnded(waiting)) throw new Error(`connection ${id}: the flow ended before asking for input (${waiting.flow_status} ${waiting.error_code ?? ""})`);
   await sleep(typingPauseMs);
 
-  site.resetServerTime();
+  const answer = await site.plainAnswer(waiting);
+  await site.resetServerTime();
   const started = performance.now();
-  expectStatus(await client.send("POST", `/auth/connections/${id}/submit`, answerAs(site, "plain", waiting)), 202, "submit");
+  expectStatus(await client.send("POST", `/auth/connections/${id}/submit`, answer), 202, "submit");
   const submitReplyMs = performance.now() - started;
   const watchReadMs: number[] = [];
   const ended = await watch(client, id, flowEnded, "end of the flow", watchPauseMs, watchReadMs);
   const submitToSuccessMs = performance.now() - started;
-  const siteMs = site.serverTimeMs();
+  const siteMs = await site.serverTimeMs();
   if (ended.flow_status !== "SUCCESS") throw new Error(`connection ${id}: login ended ${ended.flow_status} (${ended.error_code ?? ""} ${ended.error_message ?? ""})`);
   return { id, submitToSuccessMs, siteMs, submitReplyMs, watchReadMs };
 }
@@ -121,14 +122,15 @@ function promptAsResource(prompt: FlowPrompt): ConnectionResource {
 }
 
 /** The engine's own submit of the plain form, from a fresh start, with nothing around it. */
-async function timedEngineSubmit(engine: LoginEngine, site: LoginSite, target: LoginTarget): Promise<EngineTimings> {
+async function timedEngineSubmit(engine: LoginEngine, site: SiteOnThread, target: LoginTarget): Promise<EngineTimings> {
   const form = await engine.start(target);
   if (form.kind !== "input") throw new Error(`engine start: expected the login form, got ${form.kind}`);
-  site.resetServerTime();
+  const answer = await site.plainAnswer(promptAsResource(form.prompt));
+  await site.resetServerTime();
   const started = performance.now();
-  const outcome = await engine.submit(target, form.state, answerAs(site, "plain", promptAsResource(form.prompt)));
+  const outcome = await engine.submit(target, form.state, answer);
   const submitToSuccessMs = performance.now() - started;
-  const siteMs = site.serverTimeMs();
+  const siteMs = await site.serverTimeMs();
   if (outcome.kind !== "success") throw new Error(`engine submit: expected success, got ${outcome.kind}`);
   return { submitToSuccessMs, siteMs };
 }
@@ -168,8 +170,8 @@ function statFields(pid: string): string[] {
 }
 
 /**
- * CPU seconds of this process's main thread: the JavaScript of the service (and of the test site
- * and this loop), without s3rver's worker thread, libuv's pool and V8's helper threads.
+ * CPU seconds of this process's main thread: the JavaScript of the service (and of this loop),
+ * without the test site's and s3rver's threads, libuv's pool and V8's helper threads.
  */
 function mainThreadCpuSeconds(): number {
   const fields = statFields(`self/task/${process.pid}`);
@@ -182,14 +184,14 @@ function parentPid(pid: string): number {
 
 async function measureThroughput(
   label: string,
-  site: LoginSite,
+  site: SiteOnThread,
   databaseCpuSeconds: () => number,
   operation: (worker: number) => Promise<void>,
 ): Promise<ThroughputFigures> {
   process.stderr.write(`logins: measuring ${label} (${checkWarmupSeconds} s warm-up, ${checkSeconds} s measured)...\n`);
   const warmup = await runLoad({ concurrency: checkConcurrency, durationMs: checkWarmupSeconds * 1000 }, operation);
   if (warmup.failures) throw new Error(`${label} warm-up: ${warmup.failures} failed: ${[...warmup.failureMessages.keys()].join("; ")}`);
-  site.resetServerTime();
+  await site.resetServerTime();
   const databaseBefore = databaseCpuSeconds();
   const cpuBefore = process.cpuUsage();
   const mainThreadBefore = mainThreadCpuSeconds();
@@ -203,7 +205,7 @@ async function measureThroughput(
     processCpuSeconds: (cpu.user + cpu.system) / 1e6,
     mainThreadCpuSeconds: mainThread,
     databaseCpuSeconds: databaseCpuSeconds() - databaseBefore,
-    siteMs: site.serverTimeMs(),
+    siteMs: await site.serverTimeMs(),
   };
 }
 
@@ -285,7 +287,7 @@ function report(
   ];
   const lines = [
     "",
-    `Login flows (local stack, test site in this process): submit -> SUCCESS on the plain form over ${measuredLogins} logins ` +
+    `Login flows (local stack, test site on a thread of its own): submit -> SUCCESS on the plain form over ${measuredLogins} logins ` +
       `after ${warmupLogins} warm-up ones, and health checks at concurrency ${checkConcurrency}`,
     `machine: ${cpus().length} CPUs, node ${process.version}; 1-minute load average before the run: ${loadBeforeRun.toFixed(2)}`,
     "",
@@ -309,10 +311,10 @@ function report(
     "  session from its archive, probe post_login_url, write status + timeline event (one TransactWriteItems).",
     "  probe: the engine's probe() alone (sessions loaded beforehand). session load: the archive's GET from s3rver and",
     "  its decoding. The rest of a check is the connection's GetItem and the write.",
-    "- process CPU-s: process.cpuUsage() over the measured window: the service code, the test site, the gateway and",
-    "  Step Functions runner (idle here), s3rver's worker thread (serving every archive GET, a stand-in for S3) and the",
-    "  driving loop. main-thread CPU-s: /proc/self/task/<pid>/stat, the thread running the service's JavaScript (with",
-    "  the site and this loop, so still an overstatement of the service alone), without s3rver's thread. DynamoDB Local",
+    "- process CPU-s: process.cpuUsage() over the measured window: the service code, the gateway and Step Functions",
+    "  runner (idle here), the test site's thread, s3rver's thread (serving every archive GET, a stand-in for S3) and",
+    "  the driving loop. main-thread CPU-s: /proc/self/task/<pid>/stat, the thread running the service's JavaScript",
+    "  (with this loop), without the site's and s3rver's threads: a real site and S3 are other machines. DynamoDB Local",
     "  is a separate JVM: its CPU-s (from /proc) are shown apart and in the last figure, with the process's.",
     "  The wall rate is bounded by the machine's 2 cores, shared by all of these.",
   ];
@@ -324,7 +326,7 @@ function report(
 export async function loginBench(stack: LocalStack): Promise<{ report: string; failed: boolean }> {
   const loadBeforeRun = loadavg()[0] ?? Number.NaN;
   assertLoopback(stack.url);
-  const site = await startLoginSite();
+  const site = await startSiteOnThread();
   const client = keepAliveClient(stack.url, { bearer: stack.apiKey, maxSockets: 1 });
   try {
     assertLoopback(site.url);
