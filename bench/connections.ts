@@ -1,6 +1,7 @@
 /**
  * Connections API benchmark: each route through the local gateway against the raw backend calls
- * that route makes (its floor), both from this process on the same in-memory DynamoDB Local.
+ * that route makes (its floor), on the same in-memory DynamoDB Local. The floor's calls run on
+ * this thread, where the gateway and handlers run; the route's clients on a thread of their own.
  */
 import { cpus, loadavg } from "node:os";
 import { defaultSettings } from "#shared/domain/connection.ts";
@@ -16,6 +17,7 @@ import { tableDefinition } from "#shared/store/table.ts";
 import { localOrg, type LocalStack } from "../infra/local/stack.ts";
 import { assertLoopback, expectStatus, keepAliveClient, type KeepAliveClient } from "./http-client.ts";
 import { failureLines, roundRobin, runLoad, type LoadResult } from "./load.ts";
+import { loadRouteOnThread, profileOfWorker, type ConnectionsFixture, type RouteScenario } from "./route-clients.ts";
 import { summarize, type LatencySummary } from "./stats.ts";
 import { renderTable } from "./table.ts";
 
@@ -32,17 +34,6 @@ const measuredSeconds = secondsFromEnv("BENCH_SECONDS", 10);
 const warmupSeconds = secondsFromEnv("BENCH_WARMUP_SECONDS", 1);
 
 type Operation = (worker: number) => Promise<void>;
-
-interface Fixture {
-  profileNames: string[];
-  connectionIds: string[];
-}
-
-interface Scenario {
-  name: string;
-  route: Operation;
-  floor: Operation;
-}
 
 interface ScenarioFigures {
   name: string;
@@ -70,20 +61,8 @@ function uniqueDomain(source: string): string {
   return `${source}${domainSequence++}.bench.example`;
 }
 
-
-/**
- * Each worker keeps to one profile, so no two creates in flight ADD to the same profile's
- * connection_count: a transaction conflict (retried inside the route, an error for the raw floor
- * call) would measure contention between the bench's own clients rather than the route.
- */
-function profileOfWorker(fixture: Fixture, worker: number): string {
-  return fixture.profileNames[worker % fixture.profileNames.length] as string;
-}
-
-
-
 /** The profiles, and connections to get and list, created through the API as a user would. */
-async function seed(client: KeepAliveClient): Promise<Fixture> {
+async function seed(client: KeepAliveClient): Promise<ConnectionsFixture> {
   const profileNames = Array.from({ length: profileCount }, (_, index) => `bench-profile-${index}`);
   const idsPerProfile = await Promise.all(
     profileNames.map(async (profileName) => {
@@ -99,24 +78,8 @@ async function seed(client: KeepAliveClient): Promise<Fixture> {
   return { profileNames, connectionIds: idsPerProfile.flat() };
 }
 
-function routeOperations(client: KeepAliveClient, fixture: Fixture): Record<"create" | "get" | "list", Operation> {
-  const nextConnectionId = roundRobin(fixture.connectionIds);
-  return {
-    async create(worker) {
-      const body = { domain: uniqueDomain("d"), profile_name: profileOfWorker(fixture, worker) };
-      expectStatus(await client.send("POST", "/auth/connections", body), 201);
-    },
-    async get() {
-      expectStatus(await client.send("GET", `/auth/connections/${encodeURIComponent(nextConnectionId())}`), 200);
-    },
-    async list() {
-      expectStatus(await client.send("GET", `/auth/connections?limit=${listLimit}`), 200);
-    },
-  };
-}
-
 /** The backend calls each route makes once its API key is cached, sent directly. */
-function floorOperations(db: TableClient, sfn: JsonServiceClient, tableName: string, fixture: Fixture): Record<"create" | "get" | "list", Operation> {
+function floorOperations(db: TableClient, sfn: JsonServiceClient, tableName: string, fixture: ConnectionsFixture): Record<RouteScenario, Operation> {
   const { STATE_MACHINE_ARN: stateMachineArn } = services().config;
   const nextConnectionId = roundRobin(fixture.connectionIds);
   const byOrg = tableDefinition.indexes.byOrg;
@@ -170,10 +133,30 @@ function floorOperations(db: TableClient, sfn: JsonServiceClient, tableName: str
   };
 }
 
-async function measure(label: string, operation: Operation, failedRuns: FailedRun[]): Promise<LatencySummary> {
+async function measureFloor(label: string, operation: Operation, failedRuns: FailedRun[]): Promise<LatencySummary> {
   process.stderr.write(`measuring ${label}...\n`);
   const warmup = await runLoad({ concurrency, durationMs: warmupSeconds * 1000 }, operation);
   const measured = await runLoad({ concurrency, durationMs: measuredSeconds * 1000 }, operation);
+  return summarized(label, { warmup, measured }, failedRuns);
+}
+
+async function measureRoute(stack: LocalStack, scenario: RouteScenario, fixture: ConnectionsFixture, failedRuns: FailedRun[]): Promise<LatencySummary> {
+  const label = `${scenario} route`;
+  process.stderr.write(`measuring ${label}...\n`);
+  const runs = await loadRouteOnThread({
+    url: stack.url,
+    apiKey: stack.apiKey,
+    scenario,
+    fixture,
+    concurrency,
+    listLimit,
+    warmupMs: warmupSeconds * 1000,
+    durationMs: measuredSeconds * 1000,
+  });
+  return summarized(label, runs, failedRuns);
+}
+
+function summarized(label: string, { warmup, measured }: { warmup: LoadResult; measured: LoadResult }, failedRuns: FailedRun[]): LatencySummary {
   if (warmup.failures) failedRuns.push({ label: `${label} (warm-up)`, result: warmup });
   if (measured.failures) failedRuns.push({ label, result: measured });
   return summarize(measured.latenciesMs, measured.elapsedMs);
@@ -217,7 +200,8 @@ function report(figures: readonly ScenarioFigures[], failedRuns: readonly Failed
     `- get = GET /auth/connections/{id}; floor: one consistent GetItem. list = GET ?limit=${listLimit} over ` +
       `${profileCount * seededConnectionsPerProfile}+ connections; floor: one Query on ${tableDefinition.indexes.byOrg.name}, Limit ${listLimit + 1}.`,
     "- the authorizer's API key lookup is cached in-process, so it is not part of the floor (nor of the route once warm).",
-    "- clients, gateway, handlers and the floor's client share this one Node process; DynamoDB Local (Java) runs on the same machine.",
+    "- gateway, handlers and the floor's calls share this process's main thread; the route's clients run on a thread of",
+    "  their own (a user's clients are other machines). DynamoDB Local (Java) runs on the same machine.",
   ];
   lines.push(...failureLines(failedRuns));
   return `${lines.join("\n")}\n`;
@@ -235,21 +219,14 @@ export async function connectionsBench(stack: LocalStack): Promise<{ report: str
     assertLoopback(stack.sfnEndpoint);
     process.stderr.write(`seeding ${profileCount} profiles with ${seededConnectionsPerProfile} connections each...\n`);
     const fixture = await seed(client);
-    const routes = routeOperations(client, fixture);
     const floors = floorOperations(db, sfn, stack.tableName, fixture);
-    // Reads first, so the list pages over the seeded org before the creates make it much larger.
-    const scenarios: Scenario[] = (["get", "list", "create"] as const).map((name) => ({
-      name,
-      route: routes[name],
-      floor: floors[name],
-    }));
-
     const failedRuns: FailedRun[] = [];
     const figures: ScenarioFigures[] = [];
-    for (const scenario of scenarios) {
-      const route = await measure(`${scenario.name} route`, scenario.route, failedRuns);
-      const floor = await measure(`${scenario.name} floor`, scenario.floor, failedRuns);
-      figures.push({ name: scenario.name, route, floor });
+    // Reads first, so the list pages over the seeded org before the creates make it much larger.
+    for (const name of ["get", "list", "create"] as const) {
+      const route = await measureRoute(stack, name, fixture, failedRuns);
+      const floor = await measureFloor(`${name} floor`, floors[name], failedRuns);
+      figures.push({ name, route, floor });
     }
     return { report: report(figures, failedRuns, loadBeforeRun), failed: failedRuns.length > 0 };
   } finally {

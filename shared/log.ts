@@ -2,8 +2,12 @@ type Level = "debug" | "info" | "warn" | "error";
 
 const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
+let configuredThreshold: number | undefined;
+
+/** Read once: a process.env lookup is a call into the runtime, and every request logs at debug. */
 function threshold(): number {
-  return order[(process.env.LOG_LEVEL as Level | undefined) ?? "info"] ?? order.info;
+  configuredThreshold ??= order[(process.env.LOG_LEVEL as Level | undefined) ?? "info"] ?? order.info;
+  return configuredThreshold;
 }
 
 /**
