@@ -23,9 +23,9 @@ export function sha256Hex(data: Buffer | string): string {
 }
 
 /**
- * AWS Signature Version 4 over node:crypto. The SDK's signer spent about 0.1 ms a request in
- * generic header handling and re-derived HMAC cache keys, on every AWS call every function makes;
- * this does only what the specification asks and keeps the day's signing key.
+ * AWS Signature Version 4 over node:crypto. The SDK's signer took about 30 µs a request (this one
+ * 13) in generic header handling and HMACs re-derived for its key cache, on every AWS call every
+ * function makes; this does only what the specification asks and keeps the day's signing key.
  * https://docs.aws.amazon.com/IAM/latest/UserGuide/create-signed-request.html
  *
  * The path is signed exactly as sent (S3's rule): callers encode each segment once, and the
