@@ -1,7 +1,7 @@
-import type { Transform } from "node:stream";
+import type { Readable } from "node:stream";
 import { BadRequestError } from "#shared/domain/errors.ts";
 import type { StoredArchiveKind } from "#shared/archive/validate.ts";
-import { zstdDecompressStream } from "#shared/archive/zstd.ts";
+import { zstdDecompressFrom } from "#shared/archive/zstd.ts";
 
 export const downloadFormats = ["tar.zst", "tar"] as const;
 
@@ -19,8 +19,8 @@ export function parseDownloadFormat(value: string | undefined): DownloadFormat |
 export interface Download {
   contentType: string;
   filename: string;
-  /** Set when the stored bytes must be converted on their way out. */
-  transform?: () => Transform;
+  /** Set when the stored bytes must be converted on their way out: the converted stream. */
+  convert?: (stored: Readable) => Readable;
 }
 
 /** A legacy JSON profile has no tar inside, so it is served as JSON whatever the format asks. */
@@ -31,7 +31,7 @@ export function openDownload(
 ): Download {
   if (stored.kind === "json") return { contentType: "application/json", filename: `${profileName}.json` };
   if (format === "tar") {
-    return { contentType: "application/x-tar", filename: `${profileName}.tar`, transform: zstdDecompressStream };
+    return { contentType: "application/x-tar", filename: `${profileName}.tar`, convert: zstdDecompressFrom };
   }
   return { contentType: "application/zstd", filename: `${profileName}.tar.zst` };
 }

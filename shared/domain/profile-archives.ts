@@ -1,4 +1,4 @@
-import { pipeline, type Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { openDownload, parseDownloadFormat, type Download } from "../archive/download.ts";
 import { ConflictError, NotFoundError } from "./errors.ts";
 import type { ArchiveBlobStore, ProfileStore } from "./profile.ts";
@@ -39,11 +39,7 @@ export function profileArchivesCore(deps: ProfileArchivesDeps) {
       }
       const download = openDownload(profile.archive, requested, profile.name);
       const source = stored.body as Readable;
-      if (!download.transform) return { ...download, body: source };
-      // pipeline, not pipe: a failing S3 read must fail the converted stream too, not stall it.
-      const converted = download.transform();
-      pipeline(source, converted, () => undefined);
-      return { ...download, body: converted };
+      return { ...download, body: download.convert ? download.convert(source) : source };
     },
   };
 }

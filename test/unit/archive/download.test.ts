@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import { buffer } from "node:stream/consumers";
 import { describe, expect, it } from "vitest";
 import { BadRequestError } from "#shared/domain/errors.ts";
@@ -48,9 +49,8 @@ describe("openDownload", () => {
 
     // Assess
     expect(download).toMatchObject({ contentType: "application/x-tar", filename: "work.tar" });
-    const transform = download.transform!();
-    transform.end(stored);
-    expect((await buffer(transform)).equals(tar)).toBe(true);
+    const converted = download.convert!(Readable.from([stored]));
+    expect((await buffer(converted)).equals(tar)).toBe(true);
   });
 
   it.each([undefined, "tar.zst" as const, "tar" as const])("serves a legacy profile as JSON when format is %s", (format) => {
