@@ -16,8 +16,8 @@ import { indexKeys, keys } from "#shared/store/keys.ts";
 import { tableDefinition } from "#shared/store/table.ts";
 import { localOrg, type LocalStack } from "../infra/local/stack.ts";
 import { assertLoopback, expectStatus, keepAliveClient, type KeepAliveClient } from "./http-client.ts";
-import { failureLines, roundRobin, runLoad, type LoadResult } from "./load.ts";
-import { loadRouteOnThread, profileOfWorker, type ConnectionsFixture, type RouteScenario } from "./route-clients.ts";
+import { combinedRuns, failureLines, roundRobin, runLoad, type LoadResult } from "./load.ts";
+import { profileOfWorker, startRouteClients, type ConnectionsFixture, type RouteScenario } from "./route-clients.ts";
 import { summarize, type LatencySummary } from "./stats.ts";
 import { renderTable } from "./table.ts";
 
@@ -31,7 +31,9 @@ const listLimit = 20;
 const targetRatio = 2;
 const measuredSeconds = secondsFromEnv("BENCH_SECONDS", 10);
 /** Lets the JVM behind DynamoDB Local and V8 compile each path before it is measured. */
-const warmupSeconds = secondsFromEnv("BENCH_WARMUP_SECONDS", 1);
+const warmupSeconds = secondsFromEnv("BENCH_WARMUP_SECONDS", 2);
+/** The measured seconds of each side are split into this many rounds, route and floor in turn. */
+const rounds = 5;
 
 type Operation = (worker: number) => Promise<void>;
 
@@ -133,32 +135,43 @@ function floorOperations(db: TableClient, sfn: JsonServiceClient, tableName: str
   };
 }
 
-async function measureFloor(label: string, operation: Operation, failedRuns: FailedRun[]): Promise<LatencySummary> {
-  process.stderr.write(`measuring ${label}...\n`);
-  const warmup = await runLoad({ concurrency, durationMs: warmupSeconds * 1000 }, operation);
-  const measured = await runLoad({ concurrency, durationMs: measuredSeconds * 1000 }, operation);
-  return summarized(label, { warmup, measured }, failedRuns);
+/**
+ * The route and its floor in alternating rounds, after a warm-up of each: measured one after the
+ * other, the second would run on a JVM and a V8 the first had warmed further (DynamoDB Local's
+ * calls were still getting faster after 15 s of load), and on whatever the machine did meanwhile.
+ */
+async function measureScenario(
+  stack: LocalStack,
+  name: RouteScenario,
+  floor: Operation,
+  fixture: ConnectionsFixture,
+  failedRuns: FailedRun[],
+): Promise<ScenarioFigures> {
+  process.stderr.write(`measuring ${name}: route and floor in ${rounds} alternating rounds...\n`);
+  const clients = startRouteClients({ url: stack.url, apiKey: stack.apiKey, scenario: name, fixture, concurrency, listLimit });
+  const floorRun = (durationMs: number) => runLoad({ concurrency, durationMs }, floor);
+  try {
+    noteFailures(`${name} route (warm-up)`, await clients.run(warmupSeconds * 1000), failedRuns);
+    noteFailures(`${name} floor (warm-up)`, await floorRun(warmupSeconds * 1000), failedRuns);
+    const routeRuns: LoadResult[] = [];
+    const floorRuns: LoadResult[] = [];
+    for (let round = 0; round < rounds; round++) {
+      routeRuns.push(await clients.run((measuredSeconds * 1000) / rounds));
+      floorRuns.push(await floorRun((measuredSeconds * 1000) / rounds));
+    }
+    return { name, route: summarizedRuns(`${name} route`, routeRuns, failedRuns), floor: summarizedRuns(`${name} floor`, floorRuns, failedRuns) };
+  } finally {
+    await clients.stop();
+  }
 }
 
-async function measureRoute(stack: LocalStack, scenario: RouteScenario, fixture: ConnectionsFixture, failedRuns: FailedRun[]): Promise<LatencySummary> {
-  const label = `${scenario} route`;
-  process.stderr.write(`measuring ${label}...\n`);
-  const runs = await loadRouteOnThread({
-    url: stack.url,
-    apiKey: stack.apiKey,
-    scenario,
-    fixture,
-    concurrency,
-    listLimit,
-    warmupMs: warmupSeconds * 1000,
-    durationMs: measuredSeconds * 1000,
-  });
-  return summarized(label, runs, failedRuns);
+function noteFailures(label: string, result: LoadResult, failedRuns: FailedRun[]): void {
+  if (result.failures) failedRuns.push({ label, result });
 }
 
-function summarized(label: string, { warmup, measured }: { warmup: LoadResult; measured: LoadResult }, failedRuns: FailedRun[]): LatencySummary {
-  if (warmup.failures) failedRuns.push({ label: `${label} (warm-up)`, result: warmup });
-  if (measured.failures) failedRuns.push({ label, result: measured });
+function summarizedRuns(label: string, runs: readonly LoadResult[], failedRuns: FailedRun[]): LatencySummary {
+  const measured = combinedRuns(runs);
+  noteFailures(label, measured, failedRuns);
   return summarize(measured.latenciesMs, measured.elapsedMs);
 }
 
@@ -186,7 +199,7 @@ function report(figures: readonly ScenarioFigures[], failedRuns: readonly Failed
     "",
     "Connections API: route vs floor (the raw backend calls the route makes)",
     `machine: ${cpus().length} CPUs, node ${process.version}; ${concurrency} concurrent clients, ` +
-      `${measuredSeconds} s per measurement after ${warmupSeconds} s warm-up`,
+      `${measuredSeconds} s measured for each route and each floor, in ${rounds} rounds taken in turn, after ${warmupSeconds} s warm-up of each`,
     // Client, service and DynamoDB Local compete for the same cores, so other work skews the ratios.
     `1-minute load average before the run: ${loadBeforeRun.toFixed(2)}`,
     "",
@@ -223,11 +236,7 @@ export async function connectionsBench(stack: LocalStack): Promise<{ report: str
     const failedRuns: FailedRun[] = [];
     const figures: ScenarioFigures[] = [];
     // Reads first, so the list pages over the seeded org before the creates make it much larger.
-    for (const name of ["get", "list", "create"] as const) {
-      const route = await measureRoute(stack, name, fixture, failedRuns);
-      const floor = await measureFloor(`${name} floor`, floors[name], failedRuns);
-      figures.push({ name, route, floor });
-    }
+    for (const name of ["get", "list", "create"] as const) figures.push(await measureScenario(stack, name, floors[name], fixture, failedRuns));
     return { report: report(figures, failedRuns, loadBeforeRun), failed: failedRuns.length > 0 };
   } finally {
     client.close();

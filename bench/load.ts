@@ -64,6 +64,18 @@ export async function runLoad(options: LoadOptions, operation: (worker: number) 
   return result;
 }
 
+/** Several runs of one operation as one: their calls pooled, their durations added. */
+export function combinedRuns(runs: readonly LoadResult[]): LoadResult {
+  const combined: LoadResult = { latenciesMs: [], elapsedMs: 0, failures: 0, failureMessages: new Map() };
+  for (const run of runs) {
+    for (const latency of run.latenciesMs) combined.latenciesMs.push(latency);
+    combined.elapsedMs += run.elapsedMs;
+    combined.failures += run.failures;
+    for (const [message, count] of run.failureMessages) combined.failureMessages.set(message, (combined.failureMessages.get(message) ?? 0) + count);
+  }
+  return combined;
+}
+
 /** Hands out `values` in turn, forever. */
 export function roundRobin<T>(values: readonly T[]): () => T {
   if (values.length === 0) throw new Error("nothing to take turns over");

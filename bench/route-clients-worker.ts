@@ -2,31 +2,30 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { expectStatus, keepAliveClient } from "./http-client.ts";
 import { roundRobin, runLoad } from "./load.ts";
-import { profileOfWorker, type RouteLoad, type RouteScenario } from "./route-clients.ts";
+import { profileOfWorker, type RouteClientsSetup, type RouteScenario } from "./route-clients.ts";
 
 const port = parentPort;
 if (!port) throw new Error("route-clients-worker.ts runs only as a worker thread");
-const load = workerData as RouteLoad;
-const client = keepAliveClient(load.url, { bearer: load.apiKey, maxSockets: load.concurrency });
-const nextConnectionId = roundRobin(load.fixture.connectionIds);
+const setup = workerData as RouteClientsSetup;
+const client = keepAliveClient(setup.url, { bearer: setup.apiKey, maxSockets: setup.concurrency });
+const nextConnectionId = roundRobin(setup.fixture.connectionIds);
 let domainSequence = 0;
 
 const operations: Record<RouteScenario, (worker: number) => Promise<void>> = {
   async create(worker) {
     // A domain no other request of this run uses, so no create ever meets an existing guard.
-    const body = { domain: `route${domainSequence++}.bench.example`, profile_name: profileOfWorker(load.fixture, worker) };
+    const body = { domain: `route${domainSequence++}.bench.example`, profile_name: profileOfWorker(setup.fixture, worker) };
     expectStatus(await client.send("POST", "/auth/connections", body), 201);
   },
   async get() {
     expectStatus(await client.send("GET", `/auth/connections/${encodeURIComponent(nextConnectionId())}`), 200);
   },
   async list() {
-    expectStatus(await client.send("GET", `/auth/connections?limit=${load.listLimit}`), 200);
+    expectStatus(await client.send("GET", `/auth/connections?limit=${setup.listLimit}`), 200);
   },
 };
 
-const operation = operations[load.scenario];
-const warmup = await runLoad({ concurrency: load.concurrency, durationMs: load.warmupMs }, operation);
-const measured = await runLoad({ concurrency: load.concurrency, durationMs: load.durationMs }, operation);
-client.close();
-port.postMessage({ warmup, measured });
+const operation = operations[setup.scenario];
+port.on("message", async (durationMs: number) => {
+  port.postMessage(await runLoad({ concurrency: setup.concurrency, durationMs }, operation));
+});

@@ -8,15 +8,13 @@ export interface ConnectionsFixture {
   connectionIds: string[];
 }
 
-export interface RouteLoad {
+export interface RouteClientsSetup {
   url: string;
   apiKey: string;
   scenario: RouteScenario;
   fixture: ConnectionsFixture;
   concurrency: number;
   listLimit: number;
-  warmupMs: number;
-  durationMs: number;
 }
 
 /**
@@ -28,20 +26,34 @@ export function profileOfWorker(fixture: ConnectionsFixture, worker: number): st
   return fixture.profileNames[worker % fixture.profileNames.length] as string;
 }
 
+export interface RouteClients {
+  /** One load run of `durationMs` from all the clients. */
+  run(durationMs: number): Promise<LoadResult>;
+  stop(): Promise<void>;
+}
+
 /**
- * Runs a route's clients on a thread of their own: its warm-up, then its measured run. A user's
- * clients are other machines; in this process they would take the gateway's thread for their own
- * requests and replies.
+ * A route's clients on a thread of their own, kept between runs. A user's clients are other
+ * machines; in this process they would take the gateway's thread for their own requests and replies.
  */
-export async function loadRouteOnThread(load: RouteLoad): Promise<{ warmup: LoadResult; measured: LoadResult }> {
-  const worker = new Worker(new URL("./route-clients-worker.ts", import.meta.url), { workerData: load });
-  try {
-    return await new Promise((resolve, reject) => {
-      worker.once("message", resolve);
-      worker.once("error", reject);
-      worker.once("exit", (code) => reject(new Error(`the ${load.scenario} clients' thread exited with ${code} before reporting`)));
-    });
-  } finally {
-    await worker.terminate();
-  }
+export function startRouteClients(setup: RouteClientsSetup): RouteClients {
+  const worker = new Worker(new URL("./route-clients-worker.ts", import.meta.url), { workerData: setup });
+  let failure: Error | undefined;
+  const failed = new Promise<never>((_, reject) => {
+    worker.once("error", (error) => reject((failure = error)));
+    worker.once("exit", (code) => reject((failure ??= new Error(`the ${setup.scenario} clients' thread exited with ${code}`))));
+  });
+  failed.catch(() => undefined);
+  return {
+    run(durationMs) {
+      if (failure) return Promise.reject(failure);
+      const answered = new Promise<LoadResult>((resolve) => worker.once("message", resolve));
+      worker.postMessage(durationMs);
+      return Promise.race([answered, failed]);
+    },
+    async stop() {
+      worker.removeAllListeners("exit");
+      await worker.terminate();
+    },
+  };
 }
