@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
 import { awsDnsSuffix, awsRequester, AwsServiceError, header, maxErrorDocumentBytes, readWholeBody } from "./signed-requests.ts";
+import { encodeRfc3986 } from "./sigv4.ts";
 
 export interface S3Settings {
   region: string;
@@ -84,11 +85,6 @@ function objectAddressing(settings: S3Settings): (bucket: string, key: string) =
   }
   const dnsSuffix = awsDnsSuffix(settings.region);
   return (bucket, key) => new URL(`https://${bucket}.s3.${settings.region}.${dnsSuffix}/${encodedKey(key)}`);
-}
-
-/** SigV4 signs the path as sent, which S3 expects encoded per RFC 3986 (encodeURIComponent leaves !'()* bare). */
-function encodeRfc3986(segment: string): string {
-  return encodeURIComponent(segment).replace(/[!'()*]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 async function expectSuccess(response: IncomingMessage, what: string): Promise<void> {

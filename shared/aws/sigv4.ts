@@ -81,16 +81,17 @@ function canonicalHeaderValue(value: string): string {
   return value.trim().replace(/\s+/g, " ");
 }
 
-/** Parameters sorted by name then value, each encoded as RFC 3986 asks (encodeURIComponent leaves !'()* alone). */
+/** Parameters sorted by name then value, each encoded as RFC 3986 asks. */
 function canonicalQuery(params: URLSearchParams): string {
   if (params.size === 0) return "";
   return [...params]
-    .map(([name, value]) => [uriEncode(name), uriEncode(value)] as const)
+    .map(([name, value]) => [encodeRfc3986(name), encodeRfc3986(value)] as const)
     .sort(([nameA, valueA], [nameB, valueB]) => (nameA < nameB ? -1 : nameA > nameB ? 1 : valueA < valueB ? -1 : valueA > valueB ? 1 : 0))
     .map(([name, value]) => `${name}=${value}`)
     .join("&");
 }
 
-function uriEncode(text: string): string {
+/** SigV4's UriEncode: RFC 3986, where encodeURIComponent leaves !'()* bare. S3 paths are signed as sent, so they are built with it too. */
+export function encodeRfc3986(text: string): string {
   return encodeURIComponent(text).replace(/[!'()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
 }
