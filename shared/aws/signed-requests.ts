@@ -69,9 +69,9 @@ export function awsRequester(settings: AwsServiceSettings): AwsRequester {
   const maxAttempts = settings.maxAttempts ?? 3;
   const answerTimeoutMs = settings.answerTimeoutMs ?? 30_000;
 
-  async function sendOnce(request: AwsRequest): Promise<IncomingMessage> {
+  /** Signed afresh on each attempt, as its date moves on; the body's hash is taken once, by `send`. */
+  async function sendOnce(request: AwsRequest, payloadHash: string): Promise<IncomingMessage> {
     const { url, body } = request;
-    const payloadHash = body === undefined ? emptyPayloadHash : Buffer.isBuffer(body) ? sha256Hex(body) : unsignedPayload;
     const headers = sign({ method: request.method, url, headers: request.headers ?? {}, payloadHash }, await credentials());
     const transport = url.protocol === "https:" ? https : http;
     return new Promise((resolve, reject) => {
@@ -94,12 +94,14 @@ export function awsRequester(settings: AwsServiceSettings): AwsRequester {
 
   return {
     async send(request) {
-      const replayable = request.body === undefined || Buffer.isBuffer(request.body);
+      const { body } = request;
+      const replayable = body === undefined || Buffer.isBuffer(body);
+      const payloadHash = body === undefined ? emptyPayloadHash : Buffer.isBuffer(body) ? sha256Hex(body) : unsignedPayload;
       for (let attempt = 1; ; attempt++) {
         const last = !replayable || attempt >= maxAttempts;
         let response: IncomingMessage;
         try {
-          response = await sendOnce(request);
+          response = await sendOnce(request, payloadHash);
         } catch (error) {
           if (last) throw error;
           await sleep(backoffMs(attempt));
