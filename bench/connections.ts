@@ -17,7 +17,7 @@ import { tableDefinition } from "#shared/store/table.ts";
 import { localOrg, type LocalStack } from "../infra/local/stack.ts";
 import { assertLoopback, expectStatus, keepAliveClient, type KeepAliveClient } from "./http-client.ts";
 import { combinedRuns, failureLines, roundRobin, runLoad, type LoadResult } from "./load.ts";
-import { profileOfWorker, startRouteClients, type ConnectionsFixture, type RouteScenario } from "./route-clients.ts";
+import { profileOfWorker, startRouteClients, uniqueDomain, type ConnectionsFixture, type RouteScenario } from "./route-clients.ts";
 import { summarize, type LatencySummary } from "./stats.ts";
 import { renderTable } from "./table.ts";
 
@@ -54,13 +54,6 @@ function secondsFromEnv(name: string, fallback: number): number {
   const seconds = Number(raw);
   if (!Number.isFinite(seconds) || seconds <= 0) throw new Error(`${name} must be a positive number of seconds, got '${raw}'`);
   return seconds;
-}
-
-let domainSequence = 0;
-
-/** A domain no other request of this run uses, so no create ever meets an existing guard. */
-function uniqueDomain(source: string): string {
-  return `${source}${domainSequence++}.bench.example`;
 }
 
 /** The profiles, and connections to get and list, created through the API as a user would. */

@@ -2,19 +2,17 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { expectStatus, keepAliveClient } from "./http-client.ts";
 import { roundRobin, runLoad } from "./load.ts";
-import { profileOfWorker, type RouteClientsSetup, type RouteScenario } from "./route-clients.ts";
+import { profileOfWorker, uniqueDomain, type RouteClientsSetup, type RouteScenario } from "./route-clients.ts";
 
 const port = parentPort;
 if (!port) throw new Error("route-clients-worker.ts runs only as a worker thread");
 const setup = workerData as RouteClientsSetup;
 const client = keepAliveClient(setup.url, { bearer: setup.apiKey, maxSockets: setup.concurrency });
 const nextConnectionId = roundRobin(setup.fixture.connectionIds);
-let domainSequence = 0;
 
 const operations: Record<RouteScenario, (worker: number) => Promise<void>> = {
   async create(worker) {
-    // A domain no other request of this run uses, so no create ever meets an existing guard.
-    const body = { domain: `route${domainSequence++}.bench.example`, profile_name: profileOfWorker(setup.fixture, worker) };
+    const body = { domain: uniqueDomain("route"), profile_name: profileOfWorker(setup.fixture, worker) };
     expectStatus(await client.send("POST", "/auth/connections", body), 201);
   },
   async get() {

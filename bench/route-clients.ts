@@ -26,6 +26,16 @@ export function profileOfWorker(fixture: ConnectionsFixture, worker: number): st
   return fixture.profileNames[worker % fixture.profileNames.length] as string;
 }
 
+let domainSequence = 0;
+
+/**
+ * A domain no other request of this run uses, so no create ever meets an existing guard. Each
+ * thread counts on its own, so each passes a source of its own.
+ */
+export function uniqueDomain(source: string): string {
+  return `${source}${domainSequence++}.bench.example`;
+}
+
 export interface RouteClients {
   /** One load run of `durationMs` from all the clients. */
   run(durationMs: number): Promise<LoadResult>;
@@ -38,21 +48,19 @@ export interface RouteClients {
  */
 export function startRouteClients(setup: RouteClientsSetup): RouteClients {
   const worker = new Worker(new URL("./route-clients-worker.ts", import.meta.url), { workerData: setup });
-  let failure: Error | undefined;
-  const failed = new Promise<never>((_, reject) => {
-    worker.once("error", (error) => reject((failure = error)));
-    worker.once("exit", (code) => reject((failure ??= new Error(`the ${setup.scenario} clients' thread exited with ${code}`))));
+  // Settled by whichever comes first: an error, or an exit (stop's included) without one.
+  const ended = new Promise<never>((_, reject) => {
+    worker.once("error", reject);
+    worker.once("exit", (code) => reject(new Error(`the ${setup.scenario} clients' thread exited with ${code}`)));
   });
-  failed.catch(() => undefined);
+  ended.catch(() => undefined);
   return {
     run(durationMs) {
-      if (failure) return Promise.reject(failure);
       const answered = new Promise<LoadResult>((resolve) => worker.once("message", resolve));
       worker.postMessage(durationMs);
-      return Promise.race([answered, failed]);
+      return Promise.race([answered, ended]);
     },
     async stop() {
-      worker.removeAllListeners("exit");
       await worker.terminate();
     },
   };
