@@ -11,8 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
 import { Writable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import { zstdDecompressStream } from "#shared/archive/zstd.ts";
+import { zstdDecompressInto } from "#shared/archive/zstd-decoder-thread.ts";
 import { storageStateEntry } from "#shared/archive/tar.ts";
 import { archives } from "#shared/composition/archives.ts";
 import { profileImport } from "#shared/composition/profile-import.ts";
@@ -110,7 +109,7 @@ async function decoderSeconds(path: string): Promise<number> {
   let best = Infinity;
   for (let attempt = 0; attempt < runsPerFormat; attempt++) {
     const started = performance.now();
-    await pipeline(createReadStream(path, { highWaterMark: 1024 * 1024 }), zstdDecompressStream(), new Writable({ write: (_chunk, _encoding, done) => done() }));
+    await zstdDecompressInto(createReadStream(path, { highWaterMark: 1024 * 1024 }), new Writable({ write: (_chunk, _encoding, done) => done() }));
     best = Math.min(best, (performance.now() - started) / 1000);
   }
   return best;
@@ -256,7 +255,7 @@ export async function downloadBench(): Promise<string> {
       `format=tar throughput: ${(share * 100).toFixed(0)}% of the zstd CLI (target >= ${targetCliShare * 100}%): ${share >= targetCliShare ? "yes" : "NO"}`,
       `peak RSS above idle, worst run: ${mebibytes(worstPeak).toFixed(1)} MiB (target < ${mebibytes(targetPeakAboveIdleBytes)} MiB): ${worstPeak < targetPeakAboveIdleBytes ? "yes" : "NO"}`,
       "- the gateway process is `npm start` itself (gateway, handlers, s3rver on a worker thread); its peak is /proc VmHWM, reset before each run.",
-      "- 'service decoder, no HTTP' is zstdDecompressStream from the file to nowhere: the decompression's share of the download time.",
+      "- 'service decoder, no HTTP' is zstdDecompressInto (the download's decoder thread) from the file to nowhere: the decompression's share of the download time.",
       "",
     ].join("\n");
   } finally {

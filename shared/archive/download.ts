@@ -1,7 +1,7 @@
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { BadRequestError } from "#shared/domain/errors.ts";
 import type { StoredArchiveKind } from "#shared/archive/validate.ts";
-import { zstdDecompressFrom } from "#shared/archive/zstd.ts";
+import { zstdDecompressInto } from "#shared/archive/zstd-decoder-thread.ts";
 
 export const downloadFormats = ["tar.zst", "tar"] as const;
 
@@ -19,8 +19,8 @@ export function parseDownloadFormat(value: string | undefined): DownloadFormat |
 export interface Download {
   contentType: string;
   filename: string;
-  /** Set when the stored bytes must be converted on their way out: the converted stream. */
-  convert?: (stored: Readable) => Readable;
+  /** Set when the stored bytes must be converted on their way out: writes them, converted, into the response. */
+  convert?: (stored: Readable, response: Writable) => Promise<void>;
 }
 
 /** A legacy JSON profile has no tar inside, so it is served as JSON whatever the format asks. */
@@ -31,7 +31,7 @@ export function openDownload(
 ): Download {
   if (stored.kind === "json") return { contentType: "application/json", filename: `${profileName}.json` };
   if (format === "tar") {
-    return { contentType: "application/x-tar", filename: `${profileName}.tar`, convert: zstdDecompressFrom };
+    return { contentType: "application/x-tar", filename: `${profileName}.tar`, convert: zstdDecompressInto };
   }
   return { contentType: "application/zstd", filename: `${profileName}.tar.zst` };
 }

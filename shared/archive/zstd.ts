@@ -1,5 +1,5 @@
 import { constants, createZstdCompress, createZstdDecompress, zstdCompress, zstdDecompressSync } from "node:zlib";
-import { pipeline, Transform, type Readable } from "node:stream";
+import type { Transform } from "node:stream";
 import { promisify } from "node:util";
 
 const frameMagic = [0x28, 0xb5, 0x2f, 0xfd];
@@ -26,8 +26,9 @@ export function zstdCompressStream(): Transform {
 }
 
 /**
- * Largest output chunk of the decoder. zlib's 16 KiB default costs a callback per 16 KiB, which held
- * a download to a third of this speed; a few of these buffers in flight keep memory small.
+ * Largest output chunk of the decoder: zlib's 16 KiB default costs a callback per 16 KiB, and a few
+ * of these buffers in flight keep memory small. Downloads decode on a thread of their own instead
+ * (zstd-decoder-thread.ts).
  */
 const maxDecompressedChunkBytes = 1024 * 1024;
 /** zlib refuses smaller chunks. */
@@ -41,47 +42,6 @@ const minDecompressedChunkBytes = 64;
 export function zstdDecompressStream(declaredBytes?: number): Transform {
   const chunkSize = Math.min(maxDecompressedChunkBytes, Math.max(minDecompressedChunkBytes, declaredBytes ?? maxDecompressedChunkBytes));
   return createZstdDecompress({ chunkSize });
-}
-
-/**
- * What the decoder is handed at a time when the compressed bytes come off a socket. Each write
- * costs it a thread-pool round trip, and a socket hands over 64 KiB at most: batched to 1 MiB, a
- * format=tar download took 13% less time (interleaved runs, 3.39 against 3.91 s for 704 MiB).
- */
-const decoderInputBytes = 1024 * 1024;
-
-/**
- * The decompressed content of a stream of zstd bytes, read from `source` in batches. A failing
- * source fails the returned stream too, rather than leaving it waiting.
- */
-export function zstdDecompressFrom(source: Readable): Transform {
-  const decoder = zstdDecompressStream();
-  pipeline(source, batchesOf(decoderInputBytes), decoder, () => undefined);
-  return decoder;
-}
-
-/** Passes the bytes on in chunks of at least `minBytes` (the last may be smaller). */
-export function batchesOf(minBytes: number): Transform {
-  let held: Buffer[] = [];
-  let heldBytes = 0;
-  const release = () => {
-    const batch = Buffer.concat(held, heldBytes);
-    held = [];
-    heldBytes = 0;
-    return batch;
-  };
-  return new Transform({
-    writableHighWaterMark: minBytes,
-    readableHighWaterMark: minBytes,
-    transform(chunk: Buffer, _encoding, done) {
-      held.push(chunk);
-      heldBytes += chunk.length;
-      done(null, heldBytes >= minBytes ? release() : undefined);
-    },
-    flush(done) {
-      done(null, heldBytes > 0 ? release() : undefined);
-    },
-  });
 }
 
 /** Frames declaring at most this much decode in one synchronous call. */

@@ -1,4 +1,4 @@
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { openDownload, parseDownloadFormat, type Download } from "../archive/download.ts";
 import { ConflictError, NotFoundError } from "./errors.ts";
 import type { ArchiveBlobStore, ProfileStore } from "./profile.ts";
@@ -28,7 +28,7 @@ export function profileArchivesCore(deps: ProfileArchivesDeps) {
       if (profile.archive) await deps.archives.remove(org, profile.id, profile.archive.kind);
     },
 
-    async download(org: string, idOrName: string, format: string | undefined): Promise<Download & { body: Readable }> {
+    async download(org: string, idOrName: string, format: string | undefined): Promise<Download & { body: Readable | ((response: Writable) => Promise<void>) }> {
       const requested = parseDownloadFormat(format);
       const profile = await resolve(org, idOrName);
       const stored = profile.archive && (await deps.archives.open(org, profile.id, profile.archive.kind));
@@ -39,7 +39,8 @@ export function profileArchivesCore(deps: ProfileArchivesDeps) {
       }
       const download = openDownload(profile.archive, requested, profile.name);
       const source = stored.body as Readable;
-      return { ...download, body: download.convert ? download.convert(source) : source };
+      const { convert } = download;
+      return { ...download, body: convert ? (response) => convert(source, response) : source };
     },
   };
 }

@@ -94,7 +94,8 @@ export function streamingHttpHandler<
     const result = await respond(event, core, schemas, run, (event) => authorizedOrg(event, schemas.handoffToken === true));
     const output = awslambda.HttpResponseStream.from(responseStream, { statusCode: result.statusCode, headers: result.headers });
     if ("stream" in result) {
-      await pipeline(result.stream, output).catch(ignoreHangUp);
+      const { stream } = result;
+      await (typeof stream === "function" ? stream(output) : pipeline(stream, output)).catch(ignoreHangUp);
     } else {
       output.end(result.body);
     }

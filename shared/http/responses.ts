@@ -1,4 +1,4 @@
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { AppError, errorBody } from "../domain/errors.ts";
 
 export interface HttpResponse {
@@ -7,11 +7,17 @@ export interface HttpResponse {
   body: string;
 }
 
+/**
+ * Writes a body into the response stream and ends it; on failure it destroys the stream and
+ * rejects. For bodies that write from reused buffers, which a Readable could not hand over safely.
+ */
+export type BodyWriter = (response: Writable) => Promise<void>;
+
 /** An answer whose body is streamed to the client as it is produced. */
 export interface StreamingResponse {
   statusCode: number;
   headers: Record<string, string>;
-  stream: Readable;
+  stream: Readable | BodyWriter;
 }
 
 const jsonType = { "content-type": "application/json" };

@@ -1,5 +1,4 @@
-import { Readable } from "node:stream";
-import { buffer } from "node:stream/consumers";
+import { Readable, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { BadRequestError } from "#shared/domain/errors.ts";
 import { openDownload, parseDownloadFormat } from "#shared/archive/download.ts";
@@ -49,8 +48,15 @@ describe("openDownload", () => {
 
     // Assess
     expect(download).toMatchObject({ contentType: "application/x-tar", filename: "work.tar" });
-    const converted = download.convert!(Readable.from([stored]));
-    expect((await buffer(converted)).equals(tar)).toBe(true);
+    const chunks: Buffer[] = [];
+    const response = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(Buffer.from(chunk));
+        done();
+      },
+    });
+    await download.convert!(Readable.from([stored]), response);
+    expect(Buffer.concat(chunks).equals(tar)).toBe(true);
   });
 
   it.each([undefined, "tar.zst" as const, "tar" as const])("serves a legacy profile as JSON when format is %s", (format) => {

@@ -2,16 +2,13 @@ import { compress as referenceCompress, decompress as referenceDecompress } from
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import { buffer } from "node:stream/consumers";
-import { finished } from "node:stream/promises";
 import { describe, expect, it } from "vitest";
 import {
-  batchesOf,
   compressZstd,
   declaredContentSize,
   isZstdFrame,
   zstdCompressStream,
   zstdDecompressFrame,
-  zstdDecompressFrom,
   zstdDecompressStream,
   zstdFrameProblem,
 } from "#shared/archive/zstd.ts";
@@ -185,53 +182,5 @@ describe("zstdFrameProblem", () => {
 
     // Assess
     expect(problem).toBe(`${second.length} bytes follow the zstd frame; send a single-frame archive`);
-  });
-});
-
-describe("batchesOf", () => {
-  it("passes every byte on, in order, in chunks of at least the batch size but the last", async () => {
-    // Prepare
-    const input = randomBytes(1_000_000);
-    const pieces = Array.from({ length: 100 }, (_, index) => input.subarray(index * 10_000, (index + 1) * 10_000));
-
-    const chunks: Buffer[] = [];
-
-    // Act
-    const batches = Readable.from(pieces).pipe(batchesOf(64 * 1024));
-    // Each chunk as pushed: an async iterator would read whatever is buffered as one.
-    batches.on("data", (chunk: Buffer) => chunks.push(chunk));
-    await finished(batches);
-
-    // Assess
-    expect(Buffer.concat(chunks).equals(input)).toBe(true);
-    expect(chunks.map((chunk) => chunk.length)).toEqual([...Array(14).fill(70_000), 20_000]);
-  });
-});
-
-describe("zstdDecompressFrom", () => {
-  it("restores content whose compressed bytes arrive in small pieces", async () => {
-    // Prepare
-    const compressed = await compressZstd(content);
-    const pieces = Array.from({ length: Math.ceil(compressed.length / 1000) }, (_, index) => compressed.subarray(index * 1000, (index + 1) * 1000));
-
-    // Act
-    const restored = await buffer(zstdDecompressFrom(Readable.from(pieces)));
-
-    // Assess
-    expect(restored.equals(content)).toBe(true);
-  });
-
-  it("fails with the source's error when the source fails midway", async () => {
-    // Prepare
-    const compressed = await compressZstd(content);
-    const failing = new Readable({ read() {} });
-    failing.push(compressed.subarray(0, 1000));
-    setImmediate(() => failing.destroy(new Error("the S3 read was cut")));
-
-    // Act
-    const reading = buffer(zstdDecompressFrom(failing));
-
-    // Assess
-    await expect(reading).rejects.toThrow("the S3 read was cut");
   });
 });
