@@ -115,8 +115,9 @@ async function decoderSeconds(path: string): Promise<number> {
   return best;
 }
 
+/** `npm start` itself, with the Node flags its script sets; the service's own pid is in running.json. */
 async function startService(dataDir: string): Promise<{ child: ChildProcess; running: RunningInstance }> {
-  const child = spawn(process.execPath, ["infra/local/start.ts"], {
+  const child = spawn("npm", ["start", "--silent"], {
     env: { ...process.env, PORT: "0", DATA_DIR: dataDir, LOCAL_API_KEY: apiKey, LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -192,8 +193,7 @@ export async function downloadBench(): Promise<string> {
     service = started.child;
     const { running } = started;
     assertLoopback(running.url);
-    const pid = service.pid;
-    if (pid === undefined) throw new Error("npm start has no pid");
+    const { pid } = running;
 
     const client = keepAliveClient(running.url, { bearer: apiKey, maxSockets: 1 });
     const created = await client.send("POST", "/profiles", { name: profileName });
@@ -260,7 +260,10 @@ export async function downloadBench(): Promise<string> {
     ].join("\n");
   } finally {
     if (service && service.exitCode === null) {
-      service.kill("SIGTERM");
+      // npm does not pass the signal on: the service itself stops, and npm exits with it.
+      const running = runningInstance(join(workDir, "data"));
+      if (running) process.kill(running.pid, "SIGTERM");
+      else service.kill("SIGTERM");
       await once(service, "exit");
     }
     await rm(workDir, { recursive: true, force: true });
