@@ -1,3 +1,4 @@
+import type { EventEmitter } from "node:events";
 import type { Readable, Writable } from "node:stream";
 import { Worker } from "node:worker_threads";
 
@@ -179,15 +180,18 @@ class DecoderThread {
       let pendingWrites = 0;
       let settled = false;
 
+      const listeners: [EventEmitter, string, Parameters<EventEmitter["on"]>[1]][] = [
+        [worker, "message", onMessage],
+        [worker, "error", fail],
+        [sink, "error", fail],
+        [sink, "close", onSinkClose],
+        [source, "data", onData],
+        [source, "end", onSourceEnd],
+        [source, "error", fail],
+      ];
       const cleanUp = () => {
         settled = true;
-        worker.off("message", onMessage);
-        worker.off("error", fail);
-        source.off("data", onData);
-        source.off("end", onSourceEnd);
-        source.off("error", fail);
-        sink.off("error", fail);
-        sink.off("close", onSinkClose);
+        for (const [emitter, event, listener] of listeners) emitter.off(event, listener);
       };
       function fail(error: Error): void {
         if (settled) return;
@@ -287,13 +291,7 @@ class DecoderThread {
         }
       }
 
-      worker.on("message", onMessage);
-      worker.once("error", fail);
-      sink.once("error", fail);
-      sink.once("close", onSinkClose);
-      source.on("data", onData);
-      source.once("end", onSourceEnd);
-      source.once("error", fail);
+      for (const [emitter, event, listener] of listeners) emitter.on(event, listener);
       worker.postMessage("decode");
     });
   }
