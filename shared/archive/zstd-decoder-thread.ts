@@ -261,11 +261,9 @@ class DecoderThread {
         }
         if (!inputEnded) feedIdleDecoder();
       };
+      // The close listener stays on: a sink that closes before it finishes has not delivered the end.
       const endWhenWritten = () => {
-        if (decoded && pendingWrites === 0) {
-          sink.off("close", onSinkClose);
-          sink.end(succeed);
-        }
+        if (decoded && pendingWrites === 0) sink.end((error?: Error | null) => (error ? fail(error) : succeed()));
       };
       const onWritten = (error?: Error | null) => {
         if (settled) return;

@@ -148,6 +148,28 @@ describe("zstdDecompressInto", () => {
     expect(next.collected().equals(content)).toBe(true);
   });
 
+  it("fails when the sink closes after the last write but before it finishes", async () => {
+    // Prepare
+    const compressed = await compressZstd(content);
+    const closingAtEnd: Writable = new Writable({
+      write(_chunk, _encoding, done) {
+        done();
+      },
+      final() {
+        setImmediate(() => closingAtEnd.destroy());
+      },
+    });
+    const next = collectingSink();
+
+    // Act
+    const decoding = zstdDecompressInto(Readable.from([compressed]), closingAtEnd);
+    await expect(decoding).rejects.toThrow();
+    await zstdDecompressInto(Readable.from([compressed]), next);
+
+    // Assess
+    expect(next.collected().equals(content)).toBe(true);
+  });
+
   it("decodes concurrent downloads each into its own sink", async () => {
     // Prepare
     const other = Buffer.alloc(9 * mebibyte, "another profile\n");
