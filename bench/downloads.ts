@@ -184,14 +184,13 @@ async function measureFormat(running: RunningInstance, pid: number, format: "tar
 export async function downloadBench(): Promise<string> {
   ensureTools(["zstd", "curl"]);
   const workDir = await mkdtemp(join(tmpdir(), "bench-download-"));
-  let service: ChildProcess | undefined;
+  let service: { child: ChildProcess; running: RunningInstance } | undefined;
   try {
     process.stderr.write("writing a 200 MB tar.zst profile archive...\n");
     const archive = await writeArchive(workDir);
     process.stderr.write("starting npm start in a child process...\n");
-    const started = await startService(join(workDir, "data"));
-    service = started.child;
-    const { running } = started;
+    service = await startService(join(workDir, "data"));
+    const { running } = service;
     assertLoopback(running.url);
     const { pid } = running;
 
@@ -259,12 +258,10 @@ export async function downloadBench(): Promise<string> {
       "",
     ].join("\n");
   } finally {
-    if (service && service.exitCode === null) {
+    if (service && service.child.exitCode === null) {
       // npm does not pass the signal on: the service itself stops, and npm exits with it.
-      const running = runningInstance(join(workDir, "data"));
-      if (running) process.kill(running.pid, "SIGTERM");
-      else service.kill("SIGTERM");
-      await once(service, "exit");
+      process.kill(service.running.pid, "SIGTERM");
+      await once(service.child, "exit");
     }
     await rm(workDir, { recursive: true, force: true });
   }
