@@ -3,15 +3,16 @@
  * that route makes (its floor), on the same in-memory DynamoDB Local. The floor's calls run on
  * this thread, where the gateway and handlers run; the route's clients on a thread of their own.
  */
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { cpus, loadavg } from "node:os";
 import { defaultSettings } from "#shared/domain/connection.ts";
 import { newConnection } from "#shared/domain/connections.ts";
 import { executionName, nextCheckAt } from "#shared/domain/workflow.ts";
 import { services } from "#shared/services.ts";
 import { insertConnectionItems } from "#shared/store/connections-store.ts";
-import { createTableClient, type TableClient } from "#shared/store/table-client.ts";
-import type { JsonServiceClient } from "#shared/aws/json-protocol.ts";
-import { createSfnClient, executionArn } from "#shared/workflow/engine.ts";
+import { executionArn } from "#shared/workflow/engine.ts";
 import { indexKeys, keys } from "#shared/store/keys.ts";
 import { tableDefinition } from "#shared/store/table.ts";
 import { localOrg, type LocalStack } from "../infra/local/stack.ts";
@@ -74,14 +75,14 @@ async function seed(client: KeepAliveClient): Promise<ConnectionsFixture> {
 }
 
 /** The backend calls each route makes once its API key is cached, sent directly. */
-function floorOperations(db: TableClient, sfn: JsonServiceClient, tableName: string, fixture: ConnectionsFixture): Record<RouteScenario, Operation> {
+function floorOperations(db: DynamoDBDocumentClient, sfn: SFNClient, tableName: string, fixture: ConnectionsFixture): Record<RouteScenario, Operation> {
   const { STATE_MACHINE_ARN: stateMachineArn } = services().config;
   const nextConnectionId = roundRobin(fixture.connectionIds);
   const byOrg = tableDefinition.indexes.byOrg;
   return {
     async create(worker) {
       const profileName = profileOfWorker(fixture, worker);
-      const guard = await db.get({ TableName: tableName, Key: keys.profileName(org, profileName), ConsistentRead: true });
+      const guard = await db.send(new GetCommand({ TableName: tableName, Key: keys.profileName(org, profileName), ConsistentRead: true }));
       const profileId = guard.Item?.profile_id as string | undefined;
       if (!profileId) throw new Error(`profile '${profileName}' has no name guard`);
       const connection = newConnection({
@@ -92,8 +93,8 @@ function floorOperations(db: TableClient, sfn: JsonServiceClient, tableName: str
         createdAt: new Date().toISOString(),
         executionArnOf: (name) => executionArn(stateMachineArn, name),
       });
-      await db.transactWrite(insertConnectionItems(tableName, connection));
-      await sfn.call("StartExecution", {
+      await db.send(new TransactWriteCommand({ TransactItems: insertConnectionItems(tableName, connection) }));
+      await sfn.send(new StartExecutionCommand({
         stateMachineArn,
         name: executionName(connection.id, 0),
         input: JSON.stringify({
@@ -103,17 +104,17 @@ function floorOperations(db: TableClient, sfn: JsonServiceClient, tableName: str
           iteration: 0,
           next_check_at: nextCheckAt(new Date(), connection.health_check_interval, { timeScale: 1 }),
         }),
-      });
+      }));
       // The route's read-back that catches a delete racing the start.
-      await db.get({ TableName: tableName, Key: keys.connection(org, connection.id), ConsistentRead: true });
+      await db.send(new GetCommand({ TableName: tableName, Key: keys.connection(org, connection.id), ConsistentRead: true }));
     },
     async get() {
       const id = nextConnectionId();
-      const result = await db.get({ TableName: tableName, Key: keys.connection(org, id), ConsistentRead: true });
+      const result = await db.send(new GetCommand({ TableName: tableName, Key: keys.connection(org, id), ConsistentRead: true }));
       if (!result.Item) throw new Error(`connection '${id}' not found`);
     },
     async list() {
-      const page = await db.query({
+      const page = await db.send(new QueryCommand({
         TableName: tableName,
         IndexName: byOrg.name,
         KeyConditionExpression: "#pk = :pk",
@@ -122,8 +123,9 @@ function floorOperations(db: TableClient, sfn: JsonServiceClient, tableName: str
         ScanIndexForward: false,
         // The route asks for one more than the page to learn whether there is a next one.
         Limit: listLimit + 1,
-      });
-      if (page.Items.length !== listLimit + 1) throw new Error(`expected ${listLimit + 1} items, got ${page.Items.length}`);
+      }));
+      const items = page.Items ?? [];
+      if (items.length !== listLimit + 1) throw new Error(`expected ${listLimit + 1} items, got ${items.length}`);
     },
   };
 }
@@ -217,8 +219,9 @@ function report(figures: readonly ScenarioFigures[], failedRuns: readonly Failed
 export async function connectionsBench(stack: LocalStack): Promise<{ report: string; failed: boolean }> {
   const loadBeforeRun = loadavg()[0] ?? Number.NaN;
   const client = keepAliveClient(stack.url, { bearer: stack.apiKey, maxSockets: concurrency });
-  const db = createTableClient({ region: "us-east-1", endpoint: stack.dynamoEndpoint });
-  const sfn = createSfnClient({ region: "us-east-1", endpoint: stack.sfnEndpoint });
+  // Plain SDK clients with the SDK's defaults: the floor is what the calls cost without the service.
+  const db = DynamoDBDocumentClient.from(new DynamoDBClient({ region: "us-east-1", endpoint: stack.dynamoEndpoint }));
+  const sfn = new SFNClient({ region: "us-east-1", endpoint: stack.sfnEndpoint });
   try {
     assertLoopback(stack.url);
     assertLoopback(stack.dynamoEndpoint);

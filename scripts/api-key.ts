@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureTable, startDynamoDbLocal } from "../infra/local/dynamodb-local.ts";
 import { runningInstance } from "../infra/local/running.ts";
+import { useStandInCredentials } from "../infra/local/stand-in-credentials.ts";
 import { apiKeys } from "#shared/composition/api-keys.ts";
 import { loadConfig } from "#shared/config.ts";
 import { AppError } from "#shared/domain/errors.ts";
@@ -19,6 +20,7 @@ if (values.help || !values.org) {
 }
 
 async function mintLocally(org: string): Promise<string> {
+  useStandInCredentials();
   const dataDir = resolve(process.env.DATA_DIR ?? ".data");
   const tableName = "auth-connections";
   const running = runningInstance(dataDir);

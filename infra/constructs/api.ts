@@ -15,6 +15,7 @@ import {
 } from "aws-cdk-lib/aws-apigateway";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
+import { dependencyOutageMessage } from "#shared/http/dependency-outage.ts";
 import { authorizer, binaryMediaTypes, routes, type Route } from "#shared/routes.ts";
 import { ServiceFunction, type FunctionResources } from "./service-function.ts";
 
@@ -53,6 +54,8 @@ const gatewayErrors = [
   // API Gateway answers an unknown path or method with 403 "Missing Authentication Token".
   { type: ResponseType.MISSING_AUTHENTICATION_TOKEN, statusCode: "404", code: "not_found", message: "no such route", retry: false },
   { type: ResponseType.REQUEST_TOO_LARGE, statusCode: "413", code: "payload_too_large", message: "request body too large", retry: false },
+  // The authorizer failed rather than refused: it could not read the key (the table unavailable).
+  { type: ResponseType.AUTHORIZER_FAILURE, statusCode: "503", code: "service_unavailable", message: dependencyOutageMessage, retry: true },
   { type: ResponseType.THROTTLED, statusCode: "429", code: "rate_limited", message: "too many requests", retry: true },
   { type: ResponseType.DEFAULT_5XX, statusCode: undefined, code: "internal_error", message: "internal error", retry: true },
 ] as const;
@@ -106,7 +109,7 @@ export class Api extends Construct {
       this.restApi.addGatewayResponse(error.code, {
         type: error.type,
         ...(error.statusCode ? { statusCode: error.statusCode } : {}),
-        responseHeaders: { "x-should-retry": `'${String(error.retry)}'`, "content-type": "'application/json'" },
+        responseHeaders: { "x-should-retry": `'${String(error.retry)}'`, "content-type": "'application/json'", ...(error.retry ? { "retry-after": "'1'" } : {}) },
         templates: { "application/json": JSON.stringify({ code: error.code, message: error.message }) },
       });
     }

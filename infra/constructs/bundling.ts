@@ -16,14 +16,11 @@ export const lambdaBundle = {
   /** Bundled CommonJS dependencies (tar-stream and its helpers) call `require`, which ESM lacks. */
   banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
   /**
-   * Bundled, though the Node 22 runtime ships AWS SDK v3: the functions use only its signer and
-   * util-dynamodb, and measured with bench/bundles.ts a fresh process imports a table-only route in
-   * about 45 ms bundled against about 105 ms with them left to the runtime (whose copy brings the
-   * full credential chain), for 5 KB more; and the deployed code is the version the tests ran against.
+   * Bundled, though the Node 22 runtime ships AWS SDK v3: the deployed code is then the version
+   * the tests ran against, and esbuild keeps only the commands a function sends (the runtime's
+   * copy is whole CommonJS packages, read from disk at every cold start).
    */
   bundleAwsSdk: true,
-  /** Module replacements, relative to the repository root; see each replacement for why. */
-  alias: { "@aws-sdk/credential-provider-node": "./infra/lambda-runtime/credentials.ts" },
 } as const;
 
 /** Left to the runtime when `bundleAwsSdk` is false. */
@@ -42,7 +39,5 @@ export function esbuildOptions(bundleAwsSdk: boolean = lambdaBundle.bundleAwsSdk
     mainFields: [...lambdaBundle.mainFields],
     banner: { js: lambdaBundle.banner },
     external: bundleAwsSdk ? [] : [...awsSdkModules],
-    // Left to the runtime, the SDK brings its own default chain.
-    alias: bundleAwsSdk ? { ...lambdaBundle.alias } : {},
   };
 }

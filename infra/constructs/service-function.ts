@@ -25,7 +25,6 @@ const bundling: BundlingOptions = {
   banner: lambdaBundle.banner,
   bundleAwsSDK: lambdaBundle.bundleAwsSdk,
   externalModules: lambdaBundle.bundleAwsSdk ? [] : [...awsSdkModules],
-  esbuildArgs: lambdaBundle.bundleAwsSdk ? Object.fromEntries(Object.entries(lambdaBundle.alias).map(([from, to]) => [`--alias:${from}`, to])) : {},
   // The locally installed esbuild: synth stays offline and needs no Docker.
   forceDockerBundling: false,
 };

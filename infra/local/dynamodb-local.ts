@@ -82,12 +82,7 @@ async function waitUntilServing(endpoint: string, child: { exitCode: number | nu
 }
 
 export function localClient(endpoint: string): DynamoDBClient {
-  return new DynamoDBClient({
-    endpoint,
-    region: "us-east-1",
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    maxAttempts: 1,
-  });
+  return new DynamoDBClient({ endpoint, region: "us-east-1", maxAttempts: 1 });
 }
 
 /** Creates the service table as CDK defines it, unless it is already there. */

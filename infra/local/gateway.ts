@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { NotFoundError, PayloadTooLargeError, UnauthorizedError } from "#shared/domain/errors.ts";
+import { dependencyOutage, describeFailure } from "#shared/http/dependency-outage.ts";
 import { maxJsonBodyBytes } from "#shared/http/handler.ts";
 import { errorResponse } from "#shared/http/responses.ts";
 import { log } from "#shared/log.ts";
@@ -127,8 +128,14 @@ export async function startGateway(options: { port: number; host?: string }): Pr
       httpMethod: method,
       headers,
     } as unknown as APIGatewayRequestAuthorizerEvent;
-    const answer = await authorize(authorizerEvent).catch(() => undefined);
-    return answer?.context ?? null;
+    try {
+      return (await authorize(authorizerEvent)).context ?? null;
+    } catch (error) {
+      // API Gateway's reading of an authorizer's answer: this message alone refuses the credential.
+      if (error instanceof Error && error.message === "Unauthorized") return null;
+      log.warn("authorizer failed", { error: describeFailure(error) });
+      throw dependencyOutage();
+    }
   }
 
   await new Promise<void>((done, fail) => {

@@ -3,7 +3,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Worker } from "node:worker_threads";
-import { createS3Client } from "#shared/aws/s3.ts";
+import { BucketAlreadyExists, BucketAlreadyOwnedByYou, CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import { s3ClientSettings } from "#shared/composition/archives.ts";
+import { loadConfig } from "#shared/config.ts";
 import type { S3WorkerMessage } from "./s3-worker.ts";
 
 export interface S3Local {
@@ -47,9 +49,11 @@ export async function startS3Local(options: { dataDir?: string } = {}): Promise<
 
 /** Creates the bucket unless it is already there; on a local stand-in every existing bucket is ours. */
 export async function ensureBucket(endpoint: string, bucket: string): Promise<void> {
-  const client = createS3Client({ region: "us-east-1", endpoint });
+  const client = new S3Client(s3ClientSettings(loadConfig({ ...process.env, S3_ENDPOINT: endpoint })));
   try {
-    await client.createBucket(bucket);
+    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  } catch (error) {
+    if (!(error instanceof BucketAlreadyOwnedByYou || error instanceof BucketAlreadyExists)) throw error;
   } finally {
     client.destroy();
   }

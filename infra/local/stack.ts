@@ -12,6 +12,7 @@ import { ensureTable, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { startGateway } from "./gateway.ts";
 import { startPoolSupervisor } from "./pool-supervisor.ts";
 import { ensureBucket, startS3Local } from "./s3-local.ts";
+import { useStandInCredentials } from "./stand-in-credentials.ts";
 import { startLocalStepFunctions } from "./step-functions.ts";
 
 export const localOrg = "local";
@@ -48,6 +49,7 @@ const alreadyRunning = (endpoint: string) => ({ endpoint, stop: async () => {} }
  * create, an API key for the `local` org, and the gateway mounting the deployed handler files.
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  useStandInCredentials();
   const s3 = options.s3Endpoint
     ? alreadyRunning(options.s3Endpoint)
     : await startS3Local({ dataDir: options.dataDir && join(options.dataDir, "s3") });

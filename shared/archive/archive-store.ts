@@ -1,5 +1,5 @@
-import type { Readable } from "node:stream";
-import type { S3Objects } from "#shared/aws/s3.ts";
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { Readable } from "node:stream";
 import type { StoredArchiveKind } from "#shared/archive/validate.ts";
 
 export interface StoredArchive {
@@ -35,7 +35,7 @@ function keySegment(value: string, what: string): string {
   return value;
 }
 
-export function s3ArchiveStore(s3: S3Objects, bucket: string): ArchiveStore {
+export function s3ArchiveStore(s3: S3Client, bucket: string): ArchiveStore {
   const objectKey = (org: string, profileId: string, kind: StoredArchiveKind) =>
     `profiles/${keySegment(org, "org")}/${keySegment(profileId, "profile id")}/state.${kind}`;
 
@@ -45,13 +45,26 @@ export function s3ArchiveStore(s3: S3Objects, bucket: string): ArchiveStore {
     async put(org: string, profileId: string, kind: StoredArchiveKind, body: Buffer | Readable, contentLength?: number) {
       const size = Buffer.isBuffer(body) ? body.byteLength : contentLength;
       if (size === undefined) throw new Error("a streamed archive needs its content length");
-      const key = objectKey(org, profileId, kind);
-      const { etag } = await s3.put(bucket, key, { body, size, contentType: contentTypes[kind] });
-      return { key, size, etag };
+      const Key = objectKey(org, profileId, kind);
+      const { ETag } = await s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: body, ContentLength: size, ContentType: contentTypes[kind] }));
+      if (ETag === undefined) throw new Error(`S3 returned no ETag for ${Key}`);
+      return { key: Key, size, etag: ETag };
     },
 
-    open: (org, profileId, kind) => s3.get(bucket, objectKey(org, profileId, kind)),
+    async open(org, profileId, kind) {
+      const Key = objectKey(org, profileId, kind);
+      try {
+        const { Body, ContentLength } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key }));
+        if (!(Body instanceof Readable) || ContentLength === undefined) throw new Error(`S3 returned no streamed body with a length for ${Key}`);
+        return { body: Body, size: ContentLength };
+      } catch (error) {
+        if (error instanceof NoSuchKey) return undefined;
+        throw error;
+      }
+    },
 
-    remove: (org, profileId, kind) => s3.remove(bucket, objectKey(org, profileId, kind)),
+    async remove(org, profileId, kind) {
+      await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: objectKey(org, profileId, kind) }));
+    },
   };
 }

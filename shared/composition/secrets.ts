@@ -1,7 +1,8 @@
-import { jsonServiceClient } from "../aws/json-protocol.ts";
+import { KMSClient } from "@aws-sdk/client-kms";
 import { kmsDataKeys, kmsEnvelopeBox } from "../secrets/kms-envelope.ts";
 import { localKeyFileBox } from "../secrets/local-key-file.ts";
 import { perConfig } from "./config.ts";
+import { sdkClientSettings } from "./sdk-settings.ts";
 
 /** A key file in local mode (the local stack sets SECRETS_KEY_FILE); a KMS envelope under KMS_KEY_ID in AWS. */
 export const secretBox = perConfig((config) => {
@@ -10,6 +11,6 @@ export const secretBox = perConfig((config) => {
     return localKeyFileBox(config.SECRETS_KEY_FILE);
   }
   if (!config.KMS_KEY_ID) throw new Error("invalid configuration: KMS_KEY_ID is required in aws mode (the stack sets it)");
-  const kms = jsonServiceClient({ service: "kms", targetPrefix: "TrentService", jsonVersion: "1.1", region: config.AWS_REGION });
+  const kms = new KMSClient(sdkClientSettings(config, undefined));
   return kmsEnvelopeBox(kmsDataKeys(kms, config.KMS_KEY_ID));
 });

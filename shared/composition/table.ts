@@ -1,13 +1,20 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { dynamoApiKeyStore } from "../store/api-keys-store.ts";
 import { dynamoConnectionStore } from "../store/connections-store.ts";
 import { dynamoHandoffStore } from "../store/handoff-store.ts";
 import { dynamoPoolStore } from "../store/pools-store.ts";
 import { dynamoProfileStore } from "../store/profiles-store.ts";
-import { createTableClient } from "../store/table-client.ts";
 import { perConfig } from "./config.ts";
+import { sdkClientSettings } from "./sdk-settings.ts";
 
 /** Every function reads the table: one DynamoDB client per process, shared by the stores. */
-export const tableClient = perConfig((config) => createTableClient({ region: config.AWS_REGION, endpoint: config.DYNAMODB_ENDPOINT }));
+export const tableClient = perConfig((config) =>
+  DynamoDBDocumentClient.from(new DynamoDBClient(sdkClientSettings(config, config.DYNAMODB_ENDPOINT)), {
+    // Optional fields of an entity are left out of its item rather than stored as NULL.
+    marshallOptions: { removeUndefinedValues: true },
+  }),
+);
 
 // Marked pure so a bundle drops the stores its function never asks for.
 export const connectionStore = /* @__PURE__ */ perConfig((config) => dynamoConnectionStore(tableClient(config), config.TABLE_NAME));

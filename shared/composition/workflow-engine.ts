@@ -1,7 +1,9 @@
-import { createSfnClient, sfnFlowSignal, sfnWorkflowEngine } from "../workflow/engine.ts";
+import { SFNClient } from "@aws-sdk/client-sfn";
+import { sfnFlowSignal, sfnWorkflowEngine } from "../workflow/engine.ts";
 import { perConfig } from "./config.ts";
+import { sdkClientSettings } from "./sdk-settings.ts";
 
-const sfnClient = perConfig((config) => createSfnClient({ region: config.AWS_REGION, endpoint: config.SFN_ENDPOINT }));
+const sfnClient = perConfig((config) => new SFNClient(sdkClientSettings(config, config.SFN_ENDPOINT)));
 
 export const workflowEngine = perConfig((config) => sfnWorkflowEngine(sfnClient(config), config.STATE_MACHINE_ARN));
 

@@ -3,6 +3,7 @@ import { pipeline } from "node:stream/promises";
 import * as z from "zod/mini";
 import { AppError, BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from "../domain/errors.ts";
 import { log } from "../log.ts";
+import { dependencyOutage, describeFailure, isDependencyOutage } from "./dependency-outage.ts";
 import { headerValue } from "./headers.ts";
 import { errorResponse, type HttpResponse, type StreamingResponse } from "./responses.ts";
 import { lambdaStreaming } from "./lambda-streaming.ts";
@@ -130,9 +131,12 @@ async function respond<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B ex
     } as HttpRequest<z.infer<P>, z.infer<Q>, z.infer<B>>;
     return withRequestId(await run(request, core()), requestId);
   } catch (error) {
-    if (!(error instanceof AppError)) {
-      log.error("unhandled error", { requestId, route: event.resource, error: describe(error) });
+    if (error instanceof AppError) return withRequestId(errorResponse(error, requestId), requestId);
+    if (isDependencyOutage(error)) {
+      log.warn("dependency unavailable", { requestId, route: event.resource, error: describeFailure(error) });
+      return withRequestId(errorResponse(dependencyOutage(), requestId), requestId);
     }
+    log.error("unhandled error", { requestId, route: event.resource, error: describeFailure(error) });
     return withRequestId(errorResponse(error, requestId), requestId);
   }
 }
@@ -186,8 +190,4 @@ function jsonBody(raw: HttpRequest<unknown, unknown, unknown>["raw"]): unknown {
   } catch {
     throw new BadRequestError("request body is not valid JSON", [{ code: "body", message: "malformed JSON" }]);
   }
-}
-
-function describe(error: unknown) {
-  return error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : { value: String(error) };
 }

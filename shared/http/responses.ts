@@ -40,6 +40,6 @@ export function errorResponse(error: unknown, requestId: string): HttpResponse {
   const body = errorBody(error, requestId);
   if (!(error instanceof AppError)) return json(500, body);
   const retryable = error.status === 408 || error.status === 429 || error.status >= 500;
-  const headers: Record<string, string> = retryable ? { "retry-after": "1" } : { "x-should-retry": "false" };
+  const headers: Record<string, string> = retryable ? { "retry-after": "1", "x-should-retry": "true" } : { "x-should-retry": "false" };
   return json(error.status, body, headers);
 }

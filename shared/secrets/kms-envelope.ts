@@ -1,5 +1,4 @@
-import type { JsonServiceClient } from "../aws/json-protocol.ts";
-import { AwsServiceError } from "../aws/signed-requests.ts";
+import { DecryptCommand, GenerateDataKeyCommand, InvalidCiphertextException, type KMSClient } from "@aws-sdk/client-kms";
 import { canonicalContext, envelope, envelopeParts, gcmOpen, gcmSeal, SecretOpenError } from "./aes-gcm.ts";
 import type { SecretBox } from "./secret-box.ts";
 
@@ -9,28 +8,22 @@ export interface DataKeyService {
   decrypt(encrypted: Uint8Array, context: Record<string, string>): Promise<Uint8Array>;
 }
 
-/** KMS's JSON protocol carries binary fields as base64. */
-interface KmsKeyAnswer {
-  Plaintext?: string;
-  CiphertextBlob?: string;
-}
-
-export function kmsDataKeys(kms: JsonServiceClient, keyId: string): DataKeyService {
+export function kmsDataKeys(kms: KMSClient, keyId: string): DataKeyService {
   return {
     async generateDataKey(context) {
-      const answer = await kms.call<KmsKeyAnswer>("GenerateDataKey", { KeyId: keyId, KeySpec: "AES_256", EncryptionContext: context });
+      const answer = await kms.send(new GenerateDataKeyCommand({ KeyId: keyId, KeySpec: "AES_256", EncryptionContext: context }));
       if (!answer.Plaintext || !answer.CiphertextBlob) throw new Error("KMS GenerateDataKey answered without a key");
-      return { plaintext: Buffer.from(answer.Plaintext, "base64"), encrypted: Buffer.from(answer.CiphertextBlob, "base64") };
+      return { plaintext: answer.Plaintext, encrypted: answer.CiphertextBlob };
     },
 
     async decrypt(encrypted, context) {
       try {
-        const answer = await kms.call<KmsKeyAnswer>("Decrypt", { KeyId: keyId, CiphertextBlob: Buffer.from(encrypted).toString("base64"), EncryptionContext: context });
+        const answer = await kms.send(new DecryptCommand({ KeyId: keyId, CiphertextBlob: encrypted, EncryptionContext: context }));
         if (!answer.Plaintext) throw new Error("KMS Decrypt answered without a key");
-        return Buffer.from(answer.Plaintext, "base64");
+        return answer.Plaintext;
       } catch (error) {
         // KMS's answer to a wrong encryption context or an altered key blob.
-        if (error instanceof AwsServiceError && error.code === "InvalidCiphertextException") throw new SecretOpenError("KMS refused the data key");
+        if (error instanceof InvalidCiphertextException) throw new SecretOpenError("KMS refused the data key");
         throw error;
       }
     },

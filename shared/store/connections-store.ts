@@ -1,4 +1,4 @@
-import type { TableClient } from "./table-client.ts";
+import { GetCommand, paginateScan, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type {
   Connection,
   ConnectionListScope,
@@ -9,7 +9,7 @@ import type {
   TimelineEvent,
   TimelineRecord,
 } from "../domain/connection.ts";
-import { isConditionFailure, newestFirst, transact, withoutKeys } from "./dynamo.ts";
+import { isConditionFailure, newestFirst, transact, withoutKeys, writeBatch } from "./dynamo.ts";
 import { indexKeys, keys, timelinePrefix } from "./keys.ts";
 import { tableDefinition } from "./table.ts";
 
@@ -105,16 +105,16 @@ function timelineItem(org: string, id: string, record: TimelineRecord) {
   return { ...keys.timelineEvent(org, id, record.event.timestamp, record.event.id), entity: "timeline_event", ...record.event, expires_at: record.expiresAt };
 }
 
-export function dynamoConnectionStore(db: TableClient, tableName: string): ConnectionStore {
+export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: string): ConnectionStore {
   async function get(org: string, id: string): Promise<Connection | undefined> {
-    const result = await db.get({ TableName: tableName, Key: keys.connection(org, id), ConsistentRead: true });
+    const result = await db.send(new GetCommand({ TableName: tableName, Key: keys.connection(org, id), ConsistentRead: true }));
     return result.Item ? withoutKeys<Connection>(result.Item) : undefined;
   }
 
   /** The record after the update, or undefined when the update's condition did not hold. */
   async function updateReturningRecord(update: ReturnType<typeof recordUpdate>): Promise<Connection | undefined> {
     try {
-      const result = await db.update({ ...update, ReturnValues: "ALL_NEW" });
+      const result = await db.send(new UpdateCommand({ ...update, ReturnValues: "ALL_NEW" }));
       return result.Attributes ? withoutKeys<Connection>(result.Attributes) : undefined;
     } catch (error) {
       if (isConditionFailure(error)) return undefined;
@@ -123,7 +123,7 @@ export function dynamoConnectionStore(db: TableClient, tableName: string): Conne
   }
 
   async function readGuard(org: string, profileId: string, domain: string): Promise<string | undefined> {
-    const result = await db.get({ TableName: tableName, Key: keys.connectionGuard(org, profileId, domain), ConsistentRead: true });
+    const result = await db.send(new GetCommand({ TableName: tableName, Key: keys.connectionGuard(org, profileId, domain), ConsistentRead: true }));
     return result.Item?.connection_id as string | undefined;
   }
 
@@ -164,7 +164,7 @@ export function dynamoConnectionStore(db: TableClient, tableName: string): Conne
     const events = await newestFirst<TimelineEvent>(db, tableName, { sortKeyPrefix: timelinePrefix }, keys.connection(org, id).pk, Infinity);
     const requests = events.map((event) => ({ DeleteRequest: { Key: keys.timelineEvent(org, id, event.timestamp, event.id) } }));
     for (let start = 0; start < requests.length; start += 25) {
-      await db.batchWrite({ [tableName]: requests.slice(start, start + 25) });
+      await writeBatch(db, { [tableName]: requests.slice(start, start + 25) });
     }
   }
 
@@ -188,14 +188,14 @@ export function dynamoConnectionStore(db: TableClient, tableName: string): Conne
       const connections = await newestFirst<Connection>(db, tableName, { index: tableDefinition.indexes.byProfile }, partition, Infinity);
       for (const connection of connections) {
         try {
-          await db.update({
+          await db.send(new UpdateCommand({
             TableName: tableName,
             Key: keys.connection(org, connection.id),
             UpdateExpression: "SET profile_name = :name",
             // Guard: a connection deleted meanwhile stays deleted.
             ConditionExpression: "attribute_exists(pk)",
             ExpressionAttributeValues: { ":name": name },
-          });
+          }));
         } catch (error) {
           if (!isConditionFailure(error)) throw error;
         }
@@ -204,14 +204,14 @@ export function dynamoConnectionStore(db: TableClient, tableName: string): Conne
 
     async swapExecution(org, id, expectedArn, next) {
       try {
-        await db.update({
+        await db.send(new UpdateCommand({
           TableName: tableName,
           Key: keys.connection(org, id),
           UpdateExpression: "SET execution_arn = :next, workflow_generation = :generation",
           // Guard: only the execution the record points at may hand over, and never to a deleted record.
           ConditionExpression: "attribute_exists(pk) AND execution_arn = :expected",
           ExpressionAttributeValues: { ":next": next.arn, ":generation": next.generation, ":expected": expectedArn },
-        });
+        }));
         return true;
       } catch (error) {
         if (isConditionFailure(error)) return false;
@@ -296,18 +296,12 @@ export function dynamoConnectionStore(db: TableClient, tableName: string): Conne
 }
 
 /** Every connection in the table, for the local runtime's restart; never used on a request path. */
-export async function scanConnections(db: TableClient, tableName: string): Promise<Connection[]> {
+export async function scanConnections(db: DynamoDBDocumentClient, tableName: string): Promise<Connection[]> {
   const connections: Connection[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.scan({
-      TableName: tableName,
-      FilterExpression: "entity = :connection",
-      ExpressionAttributeValues: { ":connection": "connection" },
-      ExclusiveStartKey: startKey,
-    });
-    connections.push(...page.Items.map((item) => withoutKeys<Connection>(item)));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  const pages = paginateScan(
+    { client: db },
+    { TableName: tableName, FilterExpression: "entity = :connection", ExpressionAttributeValues: { ":connection": "connection" } },
+  );
+  for await (const page of pages) connections.push(...(page.Items ?? []).map((item) => withoutKeys<Connection>(item)));
   return connections;
 }

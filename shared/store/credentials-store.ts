@@ -1,4 +1,4 @@
-import type { TableClient } from "./table-client.ts";
+import { GetCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { Credential, CredentialStore, CredentialUpdateOutcome } from "../domain/credential.ts";
 import { ServiceUnavailableError } from "../domain/errors.ts";
 import { newestFirst, pauseAfterLostRace, transact, withoutKeys } from "./dynamo.ts";
@@ -28,9 +28,9 @@ function tooBusy(id: string): never {
   throw new ServiceUnavailableError(`credential '${id}' kept changing while it was being written; retry the request`);
 }
 
-export function dynamoCredentialStore(db: TableClient, tableName: string): CredentialStore {
+export function dynamoCredentialStore(db: DynamoDBDocumentClient, tableName: string): CredentialStore {
   async function get(org: string, id: string): Promise<Credential | undefined> {
-    const result = await db.get({ TableName: tableName, Key: keys.credential(org, id), ConsistentRead: true });
+    const result = await db.send(new GetCommand({ TableName: tableName, Key: keys.credential(org, id), ConsistentRead: true }));
     return result.Item ? withoutKeys<Credential>(result.Item) : undefined;
   }
 
@@ -38,7 +38,7 @@ export function dynamoCredentialStore(db: TableClient, tableName: string): Crede
     get,
 
     async findByName(org, name) {
-      const guard = await db.get({ TableName: tableName, Key: keys.credentialName(org, name), ConsistentRead: true });
+      const guard = await db.send(new GetCommand({ TableName: tableName, Key: keys.credentialName(org, name), ConsistentRead: true }));
       return guard.Item?.credential_id as string | undefined;
     },
 

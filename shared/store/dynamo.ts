@@ -1,7 +1,14 @@
+import { ConditionalCheckFailedException, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
+import {
+  BatchWriteCommand,
+  paginateQuery,
+  TransactWriteCommand,
+  type BatchWriteCommandInput,
+  type DynamoDBDocumentClient,
+  type TransactWriteCommandInput,
+} from "@aws-sdk/lib-dynamodb";
 import { setTimeout as sleep } from "node:timers/promises";
-import { AwsServiceError } from "../aws/signed-requests.ts";
 import { ServiceUnavailableError } from "../domain/errors.ts";
-import type { Document, TableClient, TransactWriteItem } from "./table-client.ts";
 
 /** Why each item of a cancelled transaction failed, in request order ("None" where it did not). */
 export type CancellationCodes = string[];
@@ -14,15 +21,15 @@ const maxConflictRetries = 12;
  * Runs a transaction; a condition failure is an expected outcome returned to the caller, while a
  * conflict with a concurrent transaction on the same items is retried with jittered backoff.
  */
-export async function transact(db: TableClient, input: { TransactItems: TransactWriteItem[] }): Promise<TransactOutcome> {
+export async function transact(db: DynamoDBDocumentClient, input: TransactWriteCommandInput): Promise<TransactOutcome> {
   for (let attempt = 0; ; attempt++) {
     try {
-      await db.transactWrite(input.TransactItems);
+      // The SDK gives each transaction a ClientRequestToken, so its own retry of one that did commit is answered as committed.
+      await db.send(new TransactWriteCommand(input));
       return { committed: true };
     } catch (error) {
-      if (!(error instanceof AwsServiceError && error.code === "TransactionCanceledException")) throw error;
-      const cancellations = (error.details.CancellationReasons ?? []) as { Code?: string }[];
-      const reasons = cancellations.map((reason) => reason.Code ?? "None");
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      const reasons = (error.CancellationReasons ?? []).map((reason) => reason.Code ?? "None");
       const conflicted = reasons.some((code) => code === "TransactionConflict");
       const conditionFailed = reasons.some((code) => code === "ConditionalCheckFailed");
       if (conditionFailed || !conflicted) return { committed: false, reasons };
@@ -44,7 +51,19 @@ export function pauseAfterLostRace(attempt: number): Promise<void> {
 
 /** A single write's condition did not hold: an expected outcome, which the caller maps. */
 export function isConditionFailure(error: unknown): boolean {
-  return error instanceof AwsServiceError && error.code === "ConditionalCheckFailedException";
+  return error instanceof ConditionalCheckFailedException;
+}
+
+const maxBatchAttempts = 8;
+
+/** Up to 25 requests; the SDK does not resend those DynamoDB leaves unprocessed, so this does, until none is left. */
+export async function writeBatch(db: DynamoDBDocumentClient, requestItems: NonNullable<BatchWriteCommandInput["RequestItems"]>): Promise<void> {
+  let pending = requestItems;
+  for (let attempt = 1; Object.keys(pending).length > 0; attempt++) {
+    if (attempt > maxBatchAttempts) throw new ServiceUnavailableError(`DynamoDB left writes unprocessed after ${maxBatchAttempts} attempts; retry the request`);
+    if (attempt > 1) await pauseAfterLostRace(attempt);
+    pending = (await db.send(new BatchWriteCommand({ RequestItems: pending }))).UnprocessedItems ?? {};
+  }
 }
 
 const keyAttributes = new Set(["pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk", "gsi3pk", "gsi3sk", "entity"]);
@@ -75,7 +94,7 @@ export type NewestFirstSource =
  * (`wanted` may be Infinity).
  */
 export async function newestFirst<T>(
-  db: TableClient,
+  db: DynamoDBDocumentClient,
   tableName: string,
   source: NewestFirstSource,
   partition: string,
@@ -90,20 +109,16 @@ export async function newestFirst<T>(
           ExpressionAttributeValues: { ":pk": partition, ":prefix": source.sortKeyPrefix },
         };
   const found: T[] = [];
-  let startKey: Document | undefined;
-  do {
-    const page = await db.query({
-      TableName: tableName,
-      ...keyCondition,
-      ScanIndexForward: false,
-      Limit: matches ? filteredPageSize : Math.min(wanted - found.length, maxPageSize),
-      ExclusiveStartKey: startKey,
-    });
-    for (const item of page.Items) {
+  const pages = paginateQuery(
+    { client: db, pageSize: matches ? filteredPageSize : Math.min(wanted, maxPageSize) },
+    { TableName: tableName, ...keyCondition, ScanIndexForward: false },
+  );
+  for await (const page of pages) {
+    for (const item of page.Items ?? []) {
       const entity = withoutKeys<T>(item);
       if (!matches || matches(entity)) found.push(entity);
     }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey && found.length < wanted);
+    if (found.length >= wanted) break;
+  }
   return found.slice(0, wanted);
 }

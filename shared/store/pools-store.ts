@@ -1,4 +1,4 @@
-import type { TableClient, UpdateInput } from "./table-client.ts";
+import { DeleteCommand, GetCommand, paginateQuery, UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from "@aws-sdk/lib-dynamodb";
 import type { Pool, PoolChanges, PooledBrowser, PoolStore, PoolUpdateOutcome } from "../domain/pool.ts";
 import { isConditionFailure, newestFirst, pauseAfterLostRace, transact, withoutKeys } from "./dynamo.ts";
 import { indexKeys, keys } from "./keys.ts";
@@ -14,21 +14,14 @@ const browserSortKeyPrefix = "BROWSER#";
  * `POOL#<org>#<id>`, so one consistent Query returns the pool with every browser, and the counts
  * the API shows are counted from the browser items themselves.
  */
-export function dynamoPoolStore(db: TableClient, tableName: string): PoolStore {
+export function dynamoPoolStore(db: DynamoDBDocumentClient, tableName: string): PoolStore {
   async function read(org: string, id: string) {
     const items = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await db.query({
-        TableName: tableName,
-        KeyConditionExpression: "pk = :pk",
-        ExpressionAttributeValues: { ":pk": keys.pool(org, id).pk },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      });
-      items.push(...page.Items);
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    const pages = paginateQuery(
+      { client: db },
+      { TableName: tableName, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": keys.pool(org, id).pk }, ConsistentRead: true },
+    );
+    for await (const page of pages) items.push(...(page.Items ?? []));
     const poolItem = items.find((item) => item.sk === keys.pool(org, id).sk);
     if (!poolItem) return undefined;
     const browsers = items
@@ -39,7 +32,7 @@ export function dynamoPoolStore(db: TableClient, tableName: string): PoolStore {
   }
 
   async function findByName(org: string, name: string): Promise<string | undefined> {
-    const guard = await db.get({ TableName: tableName, Key: keys.poolName(org, name), ConsistentRead: true });
+    const guard = await db.send(new GetCommand({ TableName: tableName, Key: keys.poolName(org, name), ConsistentRead: true }));
     return guard.Item?.pool_id as string | undefined;
   }
 
@@ -57,9 +50,9 @@ export function dynamoPoolStore(db: TableClient, tableName: string): PoolStore {
   }
 
   /** Runs a conditional update: the updated item, or undefined when its condition did not hold. */
-  async function updateIf(input: UpdateInput): Promise<Record<string, unknown> | undefined> {
+  async function updateIf(input: UpdateCommandInput): Promise<Record<string, unknown> | undefined> {
     try {
-      return (await db.update({ ...input, ReturnValues: "ALL_NEW" })).Attributes ?? {};
+      return (await db.send(new UpdateCommand({ ...input, ReturnValues: "ALL_NEW" }))).Attributes ?? {};
     } catch (error) {
       if (isConditionFailure(error)) return undefined;
       throw error;
@@ -92,14 +85,14 @@ export function dynamoPoolStore(db: TableClient, tableName: string): PoolStore {
     condition: { expression: string; names: Record<string, string>; values: Record<string, unknown> },
   ): Promise<PooledBrowser | undefined> {
     try {
-      const result = await db.delete({
+      const result = await db.send(new DeleteCommand({
         TableName: tableName,
         Key: keys.poolBrowser(org, poolId, sessionId),
         ConditionExpression: condition.expression,
         ExpressionAttributeNames: condition.names,
         ExpressionAttributeValues: condition.values,
         ReturnValues: "ALL_OLD",
-      });
+      }));
       return result.Attributes ? withoutKeys<PooledBrowser>(result.Attributes) : undefined;
     } catch (error) {
       if (isConditionFailure(error)) return undefined;
@@ -263,7 +256,7 @@ export function dynamoPoolStore(db: TableClient, tableName: string): PoolStore {
     },
 
     async getBrowser(org, poolId, sessionId) {
-      const result = await db.get({ TableName: tableName, Key: keys.poolBrowser(org, poolId, sessionId), ConsistentRead: true });
+      const result = await db.send(new GetCommand({ TableName: tableName, Key: keys.poolBrowser(org, poolId, sessionId), ConsistentRead: true }));
       return result.Item ? withoutKeys<PooledBrowser>(result.Item) : undefined;
     },
 

@@ -1,4 +1,4 @@
-import type { TableClient } from "./table-client.ts";
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { Page } from "../domain/connection.ts";
 import type { Profile, ProfileRef, ProfileStore, RemoveOutcome, RenameOutcome } from "../domain/profile.ts";
 import { isConditionFailure, newestFirst, pauseAfterLostRace, transact, withoutKeys } from "./dynamo.ts";
@@ -8,14 +8,14 @@ import { tableDefinition } from "./table.ts";
 /** A lost race costs one pass; losing this many in a row means something else is wrong. */
 const maxPasses = 4;
 
-export function dynamoProfileStore(db: TableClient, tableName: string): ProfileStore {
+export function dynamoProfileStore(db: DynamoDBDocumentClient, tableName: string): ProfileStore {
   async function findByName(org: string, name: string): Promise<ProfileRef | undefined> {
-    const guard = await db.get({ TableName: tableName, Key: keys.profileName(org, name), ConsistentRead: true });
+    const guard = await db.send(new GetCommand({ TableName: tableName, Key: keys.profileName(org, name), ConsistentRead: true }));
     return guard.Item ? { id: guard.Item.profile_id as string, name } : undefined;
   }
 
   async function get(org: string, id: string): Promise<Profile | undefined> {
-    const result = await db.get({ TableName: tableName, Key: keys.profile(org, id), ConsistentRead: true });
+    const result = await db.send(new GetCommand({ TableName: tableName, Key: keys.profile(org, id), ConsistentRead: true }));
     return result.Item ? withoutKeys<Profile>(result.Item) : undefined;
   }
 
@@ -149,7 +149,7 @@ export function dynamoProfileStore(db: TableClient, tableName: string): ProfileS
 
     async setArchive(org, id, archive) {
       try {
-        const result = await db.update({
+        const result = await db.send(new UpdateCommand({
           TableName: tableName,
           Key: keys.profile(org, id),
           UpdateExpression: "SET #archive = :archive, updated_at = :now",
@@ -158,7 +158,7 @@ export function dynamoProfileStore(db: TableClient, tableName: string): ProfileS
           ExpressionAttributeNames: { "#archive": "archive" },
           ExpressionAttributeValues: { ":archive": archive, ":now": archive.saved_at },
           ReturnValues: "ALL_NEW",
-        });
+        }));
         return result.Attributes ? withoutKeys<Profile>(result.Attributes) : undefined;
       } catch (error) {
         if (isConditionFailure(error)) return undefined;

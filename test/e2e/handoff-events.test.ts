@@ -1,3 +1,4 @@
+import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import Kernel, { NotFoundError, PermissionDeniedError } from "@onkernel/sdk";
 import type { ConnectionFollowResponse } from "@onkernel/sdk/resources/auth/connections";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -35,13 +36,15 @@ async function aConnection() {
  */
 async function setFlow(id: string, flow: Partial<Connection>): Promise<void> {
   const entries = Object.entries(flow);
-  await services().db.update({
-    TableName: stack.tableName,
-    Key: keys.connection(localOrg, id),
-    UpdateExpression: `SET ${entries.map((_, index) => `#f${index} = :v${index}`).join(", ")}`,
-    ExpressionAttributeNames: Object.fromEntries(entries.map(([name], index) => [`#f${index}`, name])),
-    ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], index) => [`:v${index}`, value])),
-  });
+  await services().db.send(
+    new UpdateCommand({
+      TableName: stack.tableName,
+      Key: keys.connection(localOrg, id),
+      UpdateExpression: `SET ${entries.map((_, index) => `#f${index} = :v${index}`).join(", ")}`,
+      ExpressionAttributeNames: Object.fromEntries(entries.map(([name], index) => [`#f${index}`, name])),
+      ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], index) => [`:v${index}`, value])),
+    }),
+  );
 }
 
 type StateEvent = Extract<ConnectionFollowResponse, { event: "managed_auth_state" }>;

@@ -1,3 +1,4 @@
+import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import Kernel from "@onkernel/sdk";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { services } from "#shared/services.ts";
@@ -79,7 +80,7 @@ it("never shows the password, the codes or the TOTP secret in a log line, respon
   for (const secret of secretsTyped) expect(haystack).not.toContain(secret);
 
   const { db, config } = services();
-  const items = await db.scan({ TableName: config.TABLE_NAME });
+  const items = await db.send(new ScanCommand({ TableName: config.TABLE_NAME }));
   const atRest = JSON.stringify(items.Items);
   expect(atRest).toContain("secret-cred");
   for (const secret of [site.user.password, site.user.totpSecret]) expect(atRest).not.toContain(secret);

@@ -6,12 +6,11 @@ import type { PoolResource, SessionResource } from "#shared/domain/pool.ts";
 import { poolsCore } from "#shared/domain/pools.ts";
 import { noAwsBrowsers } from "#shared/composition/browsers.ts";
 import { dynamoPoolStore } from "#shared/store/pools-store.ts";
-import { createTableClient } from "#shared/store/table-client.ts";
 import { localClient } from "../../infra/local/dynamodb-local.ts";
 import { localOrg } from "../../infra/local/stack.ts";
 import { eventually } from "../support/poll.ts";
 import { chromiumProcesses, poolApi } from "../support/pools.ts";
-import { startTestStack } from "../support/stack.ts";
+import { startTestStack, tableClientAt } from "../support/stack.ts";
 
 let stack: Awaited<ReturnType<typeof startTestStack>>;
 let db: DynamoDBDocumentClient;
@@ -107,7 +106,7 @@ describe("bad input to the pool routes", () => {
 
   it("answers acquire with 503 and the reason where no browser provider exists (the AWS deployment)", async () => {
     const core = poolsCore({
-      pools: dynamoPoolStore(createTableClient({ region: "us-east-1", endpoint: stack.dynamoEndpoint }), stack.tableName),
+      pools: dynamoPoolStore(tableClientAt(stack.dynamoEndpoint), stack.tableName),
       browsers: unavailableBrowsers(noAwsBrowsers),
       resolveProfile: async () => "unused",
     });

@@ -5,13 +5,12 @@ import { buffer } from "node:stream/consumers";
 import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
 import { ensureBucket } from "../../infra/local/s3-local.ts";
 import { s3ArchiveStore, type ArchiveStore } from "#shared/archive/archive-store.ts";
-import { createS3Client, type S3Objects } from "#shared/aws/s3.ts";
+import { s3ClientSettings } from "#shared/composition/archives.ts";
+import { loadConfig } from "#shared/config.ts";
 import type { StoredArchiveKind } from "#shared/archive/validate.ts";
 import { newId } from "#shared/ids.ts";
 
-let s3: S3Objects;
-/** The official client, reading back what the store's own S3 calls wrote. */
-let officialS3: S3Client;
+let s3: S3Client;
 let bucket: string;
 let store: ArchiveStore;
 
@@ -19,14 +18,12 @@ beforeAll(async () => {
   const endpoint = inject("s3Endpoint");
   bucket = `archives-${randomBytes(6).toString("hex")}`;
   await ensureBucket(endpoint, bucket);
-  s3 = createS3Client({ region: "us-east-1", endpoint });
+  s3 = new S3Client(s3ClientSettings(loadConfig({ ...process.env, S3_ENDPOINT: endpoint })));
   store = s3ArchiveStore(s3, bucket);
-  officialS3 = new S3Client({ region: "us-east-1", endpoint, forcePathStyle: true, credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } });
 });
 
 afterAll(() => {
   s3.destroy();
-  officialS3.destroy();
 });
 
 const uniqueOrg = () => `org-${randomBytes(4).toString("hex")}`;
@@ -82,7 +79,7 @@ describe("profile archives on s3rver", () => {
     expect(stored).toEqual({ key: store.objectKey(org, profileId, kind), size: bytes.byteLength, etag: expect.any(String) });
     expect(opened?.size).toBe(bytes.byteLength);
     expect(opened && (await buffer(opened.body))).toEqual(bytes);
-    const head = await officialS3.send(new HeadObjectCommand({ Bucket: bucket, Key: stored.key }));
+    const head = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: stored.key }));
     expect(head.ContentType).toBe(contentType);
   });
 

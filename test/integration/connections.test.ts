@@ -1,3 +1,4 @@
+import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConflictError, NotFoundError } from "#shared/domain/errors.ts";
 import { servicesOnFreshTable, uniqueOrg } from "../support/services.ts";
@@ -13,8 +14,8 @@ afterAll(async () => {
 });
 
 async function itemsOfOrg(org: string) {
-  const scan = await core.db.scan({ TableName: core.tableName, ConsistentRead: true });
-  return scan.Items.filter((item) => String(item.pk).includes(`#${org}#`));
+  const scan = await core.db.send(new ScanCommand({ TableName: core.tableName, ConsistentRead: true }));
+  return (scan.Items ?? []).filter((item) => String(item.pk).includes(`#${org}#`));
 }
 
 const listAll = (org: string, filters: { profile_name?: string; domain?: string; query?: string } = {}) =>

@@ -1,3 +1,4 @@
+import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { credentialStore } from "#shared/composition/credential-records.ts";
 import { credentials } from "#shared/composition/credentials.ts";
@@ -20,8 +21,8 @@ afterAll(async () => {
 });
 
 async function itemsOfOrg(org: string) {
-  const scan = await core.db.scan({ TableName: core.tableName, ConsistentRead: true });
-  return scan.Items.filter((item) => String(item.pk).includes(`#${org}#`));
+  const scan = await core.db.send(new ScanCommand({ TableName: core.tableName, ConsistentRead: true }));
+  return (scan.Items ?? []).filter((item) => String(item.pk).includes(`#${org}#`));
 }
 
 const password = "Corr3ct-Horse-Battery!";

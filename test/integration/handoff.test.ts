@@ -1,3 +1,4 @@
+import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -6,14 +7,14 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { UnauthorizedError } from "#shared/domain/errors.ts";
 import { handoffCore, handoffSigningKey, handoffTokenVerifier, hashHandoffCode } from "#shared/domain/handoff.ts";
 import { localKeyFileBox } from "#shared/secrets/local-key-file.ts";
-import { createTableClient } from "#shared/store/table-client.ts";
 import { dynamoHandoffStore } from "#shared/store/handoff-store.ts";
 import { keys } from "#shared/store/keys.ts";
 import { tableDefinition } from "#shared/store/table.ts";
 import { ensureTable } from "../../infra/local/dynamodb-local.ts";
+import { tableClientAt } from "../support/stack.ts";
 
 const tableName = `test-handoff-${randomBytes(4).toString("hex")}`;
-const db = createTableClient({ region: "us-east-1", endpoint: inject("dynamoEndpoint") });
+const db = tableClientAt(inject("dynamoEndpoint"));
 const store = dynamoHandoffStore(db, tableName);
 const secretsDir = mkdtempSync(join(tmpdir(), "handoff-test-"));
 const box = localKeyFileBox(join(secretsDir, "secrets.key"));
@@ -31,7 +32,7 @@ function worker(options: { now?: () => number; keyName?: string } = {}) {
 const inFuture = (seconds: number) => new Date(Date.now() + seconds * 1000).toISOString();
 
 async function tableItems() {
-  const scan = await db.scan({ TableName: tableName, ConsistentRead: true });
+  const scan = await db.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }));
   return scan.Items ?? [];
 }
 

@@ -3,9 +3,9 @@ import { beforeEach, describe, expect, inject, it } from "vitest";
 import type { BrowserProvider } from "#shared/browsers/provider.ts";
 import { poolFiller } from "#shared/domain/pool-filler.ts";
 import { poolsCore } from "#shared/domain/pools.ts";
-import { createTableClient } from "#shared/store/table-client.ts";
 import { dynamoPoolStore } from "#shared/store/pools-store.ts";
 import { ensureTable } from "../../infra/local/dynamodb-local.ts";
+import { tableClientAt } from "../support/stack.ts";
 
 const org = "org-filler";
 
@@ -40,7 +40,7 @@ let filler: ReturnType<typeof poolFiller>;
 beforeEach(async () => {
   const tableName = `filler-${randomBytes(6).toString("hex")}`;
   await ensureTable(inject("dynamoEndpoint"), tableName);
-  store = dynamoPoolStore(createTableClient({ region: "us-east-1", endpoint: inject("dynamoEndpoint") }), tableName);
+  store = dynamoPoolStore(tableClientAt(inject("dynamoEndpoint")), tableName);
   browsers = fakeBrowsers();
   clock = new Date("2026-11-23T10:00:00.000Z");
   const now = () => clock;

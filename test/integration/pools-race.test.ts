@@ -1,12 +1,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PoolResource, SessionResource } from "#shared/domain/pool.ts";
-import { createTableClient } from "#shared/store/table-client.ts";
 import { dynamoPoolStore } from "#shared/store/pools-store.ts";
 import { localOrg } from "../../infra/local/stack.ts";
 import { eventually } from "../support/poll.ts";
 import { answersCdp, chromiumProcesses, poolApi } from "../support/pools.ts";
-import { startTestStack } from "../support/stack.ts";
+import { startTestStack, tableClientAt } from "../support/stack.ts";
 
 let stack: Awaited<ReturnType<typeof startTestStack>>;
 let call: ReturnType<typeof poolApi>;
@@ -17,7 +16,7 @@ beforeAll(async () => {
   stack = await startTestStack();
   browserRoot = process.env.BROWSER_DATA_DIR as string;
   call = poolApi(stack);
-  store = dynamoPoolStore(createTableClient({ region: "us-east-1", endpoint: stack.dynamoEndpoint }), stack.tableName);
+  store = dynamoPoolStore(tableClientAt(stack.dynamoEndpoint), stack.tableName);
 });
 
 afterAll(async () => {

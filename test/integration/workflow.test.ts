@@ -1,4 +1,5 @@
 import { DescribeExecutionCommand, ListExecutionsCommand, type SFNClient } from "@aws-sdk/client-sfn";
+import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import Kernel from "@onkernel/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { officialSfnClient } from "../support/official-sfn.ts";
@@ -36,8 +37,8 @@ async function runningExecutions() {
 }
 
 async function partitionItems(org: string, id: string) {
-  const result = await core.db.query({ TableName: core.tableName, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": keys.connection(org, id).pk } });
-  return result.Items;
+  const result = await core.db.send(new QueryCommand({ TableName: core.tableName, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": keys.connection(org, id).pk } }));
+  return result.Items ?? [];
 }
 
 describe("the connection workflow", () => {

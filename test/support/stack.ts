@@ -1,6 +1,8 @@
 import Kernel from "@onkernel/sdk";
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
+import { tableClient } from "#shared/composition/table.ts";
+import { loadConfig } from "#shared/config.ts";
 import { startLocalStack, type LocalStack, type LocalStackOptions } from "../../infra/local/stack.ts";
 
 /** The local runtime (gateway + handlers) on the shared stand-ins, in a table and bucket of its own. */
@@ -15,6 +17,11 @@ export async function startTestStack(workflow?: LocalStackOptions["workflow"]): 
     workflow,
   });
   return { ...stack, tableName };
+}
+
+/** The service's own table client, aimed at a DynamoDB Local of the tests'. */
+export function tableClientAt(endpoint: string) {
+  return tableClient(loadConfig({ ...process.env, DYNAMODB_ENDPOINT: endpoint }));
 }
 
 export function officialClient(stack: LocalStack): Kernel {
