@@ -1,8 +1,16 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import * as z from "zod/mini";
+import { zstdSupportProblem } from "#shared/archive/zstd-support.ts";
 import { runningFile, runningInstance } from "./running.ts";
-import { startLocalStack } from "./stack.ts";
+
+const unsupported = zstdSupportProblem();
+if (unsupported) {
+  process.stderr.write(`${unsupported}\n`);
+  process.exit(1);
+}
+// Loaded once the check has passed: the stack's modules refuse such a Node as they load, with a stack trace.
+const { startLocalStack } = await import("./stack.ts");
 
 const env = z
   .object({

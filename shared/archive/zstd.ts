@@ -1,6 +1,11 @@
-import { constants, createZstdCompress, createZstdDecompress, zstdCompress, zstdDecompressSync } from "node:zlib";
+// A namespace import: named zstd imports would fail to link on a Node without zstd, before the check below could say why.
+import * as zlib from "node:zlib";
 import type { Transform } from "node:stream";
 import { promisify } from "node:util";
+import { zstdSupportProblem } from "#shared/archive/zstd-support.ts";
+
+const unsupported = zstdSupportProblem();
+if (unsupported) throw new Error(unsupported);
 
 const frameMagic = [0x28, 0xb5, 0x2f, 0xfd];
 
@@ -8,7 +13,7 @@ export function isZstdFrame(buf: Uint8Array): boolean {
   return frameMagic.every((byte, i) => buf[i] === byte);
 }
 
-const zstdCompressBuffer = promisify(zstdCompress);
+const zstdCompressBuffer = promisify(zlib.zstdCompress);
 
 /**
  * Whole-buffer compression; fine for archives that are already in memory. Node's own zstd rather
@@ -22,7 +27,7 @@ export async function compressZstd(buf: Uint8Array): Promise<Buffer> {
 
 export function zstdCompressStream(): Transform {
   // The checksum lets whoever decompresses the stored archive later notice corruption.
-  return createZstdCompress({ params: { [constants.ZSTD_c_checksumFlag]: 1 } });
+  return zlib.createZstdCompress({ params: { [zlib.constants.ZSTD_c_checksumFlag]: 1 } });
 }
 
 /**
@@ -41,7 +46,7 @@ const minDecompressedChunkBytes = 64;
  */
 export function zstdDecompressStream(declaredBytes?: number): Transform {
   const chunkSize = Math.min(maxDecompressedChunkBytes, Math.max(minDecompressedChunkBytes, declaredBytes ?? maxDecompressedChunkBytes));
-  return createZstdDecompress({ chunkSize });
+  return zlib.createZstdDecompress({ chunkSize });
 }
 
 /** Frames declaring at most this much decode in one synchronous call. */
@@ -57,7 +62,7 @@ export function zstdDecompressFrame(frame: Buffer): Iterable<Buffer> | Transform
   const declared = declaredContentSize(frame);
   if (declared !== undefined && declared <= inlineDecodeMaxBytes) {
     // The cap holds the decoder to the declared size, whatever the frame's blocks would expand to.
-    return [zstdDecompressSync(frame, { maxOutputLength: Math.max(1, declared) })];
+    return [zlib.zstdDecompressSync(frame, { maxOutputLength: Math.max(1, declared) })];
   }
   const decoder = zstdDecompressStream(declared);
   decoder.end(frame);
