@@ -9,7 +9,8 @@ import { freePort } from "./ports.ts";
 
 export interface DynamoDbLocal {
   endpoint: string;
-  stop(): Promise<void>;
+  /** SIGTERM unless told otherwise (a test's SIGKILL stands in for a crash). */
+  stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
 /** DynamoDB Local needs a Java runtime; install Debian's when we can, otherwise say how. */
@@ -39,17 +40,17 @@ function hasCommand(command: string): boolean {
 }
 
 /** Starts AWS's DynamoDB Local: in memory, or persisted under `dataDir` across restarts. */
-export async function startDynamoDbLocal(options: { dataDir?: string } = {}): Promise<DynamoDbLocal> {
+export async function startDynamoDbLocal(options: { dataDir?: string; port?: number } = {}): Promise<DynamoDbLocal> {
   ensureJava();
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const path = options.dataDir ? resolve(options.dataDir) : null;
   if (path) mkdirSync(path, { recursive: true });
   const child = spawnDynamoDbLocal({ port, path, sharedDb: true, stdio: "ignore" });
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
   const endpoint = `http://127.0.0.1:${port}`;
-  const stop = async () => {
+  const stop = async (signal: NodeJS.Signals = "SIGTERM") => {
     if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM");
+      child.kill(signal);
       await exited;
     }
   };
