@@ -34,13 +34,12 @@ describe("cdk synth with bundling", () => {
     }
   });
 
-  it("gives each function's AWS calls only the environment-variable credentials Lambda provides", () => {
+  it("gives each function's AWS calls the SDK's default credential chain, and no signer of its own", () => {
     if (!lambdaBundle.bundleAwsSdk) return;
     for (const fn of functions) {
       const { sources } = JSON.parse(readFileSync(`${bundleOf(fn)}.map`, "utf8")) as { sources: string[] };
-      expect(sources.filter((source) => /credential-provider-|nested-clients/.test(source)), fn.Properties.Description).toEqual([]);
-      const signsRequests = sources.some((source) => source.includes("shared/aws/signed-requests.ts"));
-      expect(sources.some((source) => source.includes("infra/lambda-runtime/credentials.ts")), fn.Properties.Description).toBe(signsRequests);
+      expect(sources.some((source) => source.includes("@aws-sdk/credential-provider-node/")), fn.Properties.Description).toBe(true);
+      expect(sources.filter((source) => /(^|\/)(shared|functions|infra)\/.*(sigv4|signed-requests|json-protocol|lambda-runtime)/.test(source)), fn.Properties.Description).toEqual([]);
     }
   });
 
@@ -52,14 +51,11 @@ describe("cdk synth with bundling", () => {
       ...Object.values(workflowTasks).map((task) => [task.handler, task.grants] as const),
     ]);
     const clients: { module: string; usedWith: readonly Grant[] }[] = [
-      { module: "shared/aws/s3.ts", usedWith: ["archives:read", "archives:write"] },
-      { module: "shared/workflow/engine.ts", usedWith: ["workflow:start", "workflow:stop", "workflow:signal"] },
-      { module: "shared/secrets/kms-envelope.ts", usedWith: ["secrets:use"] },
-      // The SDK's own clients for these services are only the tests' independent readers.
-      { module: "@aws-sdk/client-s3/", usedWith: [] },
-      { module: "@aws-sdk/client-sfn/", usedWith: [] },
-      { module: "@aws-sdk/client-dynamodb/", usedWith: [] },
-      { module: "@aws-sdk/lib-dynamodb/", usedWith: [] },
+      { module: "@aws-sdk/client-dynamodb/", usedWith: ["table:read", "table:write"] },
+      { module: "@aws-sdk/lib-dynamodb/", usedWith: ["table:read", "table:write"] },
+      { module: "@aws-sdk/client-s3/", usedWith: ["archives:read", "archives:write"] },
+      { module: "@aws-sdk/client-sfn/", usedWith: ["workflow:start", "workflow:stop", "workflow:signal"] },
+      { module: "@aws-sdk/client-kms/", usedWith: ["secrets:use"] },
     ];
     for (const fn of functions) {
       const handler = fn.Properties.Description.split(": ").at(-1) ?? "";
