@@ -13,11 +13,11 @@ import { once } from "node:events";
 import { Writable } from "node:stream";
 import { zstdDecompressInto } from "#shared/archive/zstd-decoder-thread.ts";
 import { storageStateEntry } from "#shared/archive/tar.ts";
-import { archives } from "#shared/composition/archives.ts";
 import { profileImport } from "#shared/composition/profile-import.ts";
 import { tableClient } from "#shared/composition/table.ts";
 import { loadConfig } from "#shared/config.ts";
 import { runningInstance, type RunningInstance } from "../infra/local/running.ts";
+import { useStandInCredentials } from "../infra/local/stand-in-credentials.ts";
 import { assertLoopback, keepAliveClient } from "./http-client.ts";
 import { renderTable } from "./table.ts";
 
@@ -201,10 +201,10 @@ export async function downloadBench(): Promise<string> {
     // The API takes 4 MiB; bigger archives come from login flows or (in AWS) a presigned upload.
     // The core's import validates and stores it as the API would.
     process.stderr.write("importing it through the profiles core...\n");
+    useStandInCredentials();
     const config = loadConfig({ ...process.env, DEPLOYMENT_MODE: "local", DYNAMODB_ENDPOINT: running.dynamoEndpoint, S3_ENDPOINT: running.s3Endpoint });
     await profileImport(config).importArchive(localOrg, profileName, "application/zstd", await readFile(archive.path));
     tableClient(config).destroy();
-    archives(config).s3.destroy();
 
     process.stderr.write("downloading...\n");
     const stored = await measureFormat(running, pid, "tar.zst");

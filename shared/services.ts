@@ -1,5 +1,4 @@
 import { apiKeys } from "./composition/api-keys.ts";
-import { archives } from "./composition/archives.ts";
 import { perConfig } from "./composition/config.ts";
 import { connectionLifecycle } from "./composition/connection-lifecycle.ts";
 import { connections } from "./composition/connections.ts";
@@ -18,7 +17,6 @@ import { connectionStore, tableClient } from "./composition/table.ts";
 export const services = perConfig((config) => ({
   config,
   db: tableClient(config),
-  s3: archives(config).s3,
   connectionStore: connectionStore(config),
   connections: { ...connections(config), ...connectionLifecycle(config) },
   workflow: { ...healthChecks(config), ...continuation(config) },

@@ -1,6 +1,5 @@
-import { S3Client } from "@aws-sdk/client-s3";
-import { s3ArchiveStore } from "../archive/archive-store.ts";
 import type { Config } from "../config.ts";
+import type { ArchiveBlobStore } from "../domain/profile.ts";
 import { perConfig } from "./config.ts";
 import { sdkClientSettings } from "./sdk-settings.ts";
 
@@ -16,7 +15,20 @@ export function s3ClientSettings(config: Config) {
   return { ...sdkClientSettings(config, config.S3_ENDPOINT, { requestTimeout: uploadTimeoutMs }), ...standIn };
 }
 
-export const archives = perConfig((config) => {
-  const s3 = new S3Client(s3ClientSettings(config));
-  return { s3, store: s3ArchiveStore(s3, config.BUCKET_NAME) };
+/**
+ * The archive store, whose S3 client is loaded at its first call rather than at a cold start: the
+ * S3 client is the largest part of a profile route's bundle, and a route that finds no archive to
+ * read or delete never calls it.
+ */
+export const archives = perConfig((config): ArchiveBlobStore => {
+  let loaded: Promise<ArchiveBlobStore> | undefined;
+  const store = () =>
+    (loaded ??= Promise.all([import("@aws-sdk/client-s3"), import("../archive/archive-store.ts")]).then(([{ S3Client }, { s3ArchiveStore }]) =>
+      s3ArchiveStore(new S3Client(s3ClientSettings(config)), config.BUCKET_NAME),
+    ));
+  return {
+    put: async (org, profileId, kind, body) => (await store()).put(org, profileId, kind, body),
+    open: async (org, profileId, kind) => (await store()).open(org, profileId, kind),
+    remove: async (org, profileId, kind) => (await store()).remove(org, profileId, kind),
+  };
 });

@@ -3,4 +3,4 @@ import { archives } from "./archives.ts";
 import { perConfig } from "./config.ts";
 import { profileStore } from "./table.ts";
 
-export const profileArchives = perConfig((config) => profileArchivesCore({ profiles: profileStore(config), archives: archives(config).store }));
+export const profileArchives = perConfig((config) => profileArchivesCore({ profiles: profileStore(config), archives: archives(config) }));

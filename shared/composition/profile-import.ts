@@ -3,4 +3,4 @@ import { archives } from "./archives.ts";
 import { perConfig } from "./config.ts";
 import { profileStore } from "./table.ts";
 
-export const profileImport = perConfig((config) => profileImportCore({ profiles: profileStore(config), archives: archives(config).store }));
+export const profileImport = perConfig((config) => profileImportCore({ profiles: profileStore(config), archives: archives(config) }));

@@ -3,4 +3,4 @@ import { archives } from "./archives.ts";
 import { perConfig } from "./config.ts";
 import { profileStore } from "./table.ts";
 
-export const profileSessions = perConfig((config) => profileSessionsCore({ profiles: profileStore(config), archives: archives(config).store }));
+export const profileSessions = perConfig((config) => profileSessionsCore({ profiles: profileStore(config), archives: archives(config) }));
