@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Worker } from "node:worker_threads";
 import { BucketAlreadyExists, BucketAlreadyOwnedByYou, CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
-import { s3ClientSettings } from "#shared/composition/archives.ts";
+import { s3ClientSettings } from "#shared/composition/s3-archives.ts";
 import { loadConfig } from "#shared/config.ts";
 import type { S3WorkerMessage } from "./s3-worker.ts";
 

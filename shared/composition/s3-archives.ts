@@ -1,0 +1,20 @@
+import { S3Client } from "@aws-sdk/client-s3";
+import { s3ArchiveStore } from "../archive/archive-store.ts";
+import type { Config } from "../config.ts";
+import { sdkClientSettings } from "./sdk-settings.ts";
+
+/** The answer to a PutObject comes after its whole body is sent: an archive gets longer than a table call. */
+const uploadTimeoutMs = 10_000;
+
+/**
+ * A stand-in (s3rver) is addressed path-style, and gets checksums only where S3 requires them:
+ * s3rver stores the aws-chunked framing of a checksummed streamed upload inside the object.
+ */
+export function s3ClientSettings(config: Config) {
+  const standIn = config.S3_ENDPOINT === undefined ? {} : ({ forcePathStyle: true, requestChecksumCalculation: "WHEN_REQUIRED", responseChecksumValidation: "WHEN_REQUIRED" } as const);
+  return { ...sdkClientSettings(config, config.S3_ENDPOINT, { requestTimeout: uploadTimeoutMs }), ...standIn };
+}
+
+export function s3Archives(config: Config) {
+  return s3ArchiveStore(new S3Client(s3ClientSettings(config)), config.BUCKET_NAME);
+}
