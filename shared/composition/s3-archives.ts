@@ -1,7 +1,7 @@
 import { S3Client } from "@aws-sdk/client-s3";
 import { s3ArchiveStore } from "../archive/archive-store.ts";
 import type { Config } from "../config.ts";
-import { sdkClientSettings } from "./sdk-settings.ts";
+import { reportOutages, sdkClientSettings } from "./sdk-settings.ts";
 
 /** The answer to a PutObject comes after its whole body is sent: an archive gets longer than a table call. */
 const uploadTimeoutMs = 10_000;
@@ -16,5 +16,7 @@ export function s3ClientSettings(config: Config) {
 }
 
 export function s3Archives(config: Config) {
-  return s3ArchiveStore(new S3Client(s3ClientSettings(config)), config.BUCKET_NAME);
+  const s3 = new S3Client(s3ClientSettings(config));
+  reportOutages(s3);
+  return s3ArchiveStore(s3, config.BUCKET_NAME);
 }

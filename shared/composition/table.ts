@@ -6,15 +6,15 @@ import { dynamoHandoffStore } from "../store/handoff-store.ts";
 import { dynamoPoolStore } from "../store/pools-store.ts";
 import { dynamoProfileStore } from "../store/profiles-store.ts";
 import { perConfig } from "./config.ts";
-import { sdkClientSettings } from "./sdk-settings.ts";
+import { reportOutages, sdkClientSettings } from "./sdk-settings.ts";
 
 /** Every function reads the table: one DynamoDB client per process, shared by the stores. */
-export const tableClient = perConfig((config) =>
-  DynamoDBDocumentClient.from(new DynamoDBClient(sdkClientSettings(config, config.DYNAMODB_ENDPOINT)), {
-    // Optional fields of an entity are left out of its item rather than stored as NULL.
-    marshallOptions: { removeUndefinedValues: true },
-  }),
-);
+export const tableClient = perConfig((config) => {
+  const dynamodb = new DynamoDBClient(sdkClientSettings(config, config.DYNAMODB_ENDPOINT));
+  reportOutages(dynamodb);
+  // Optional fields of an entity are left out of its item rather than stored as NULL.
+  return DynamoDBDocumentClient.from(dynamodb, { marshallOptions: { removeUndefinedValues: true } });
+});
 
 // Marked pure so a bundle drops the stores its function never asks for.
 export const connectionStore = /* @__PURE__ */ perConfig((config) => dynamoConnectionStore(tableClient(config), config.TABLE_NAME));

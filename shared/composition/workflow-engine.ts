@@ -1,9 +1,13 @@
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { sfnFlowSignal, sfnWorkflowEngine } from "../workflow/engine.ts";
 import { perConfig } from "./config.ts";
-import { sdkClientSettings } from "./sdk-settings.ts";
+import { reportOutages, sdkClientSettings } from "./sdk-settings.ts";
 
-const sfnClient = perConfig((config) => new SFNClient(sdkClientSettings(config, config.SFN_ENDPOINT)));
+const sfnClient = perConfig((config) => {
+  const sfn = new SFNClient(sdkClientSettings(config, config.SFN_ENDPOINT));
+  reportOutages(sfn);
+  return sfn;
+});
 
 export const workflowEngine = perConfig((config) => sfnWorkflowEngine(sfnClient(config), config.STATE_MACHINE_ARN));
 

@@ -3,7 +3,7 @@ import { pipeline } from "node:stream/promises";
 import * as z from "zod/mini";
 import { AppError, BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from "../domain/errors.ts";
 import { log } from "../log.ts";
-import { dependencyOutage, describeFailure, isDependencyOutage } from "./dependency-outage.ts";
+import { describeFailure } from "./dependency-outage.ts";
 import { headerValue } from "./headers.ts";
 import { errorResponse, type HttpResponse, type StreamingResponse } from "./responses.ts";
 import { lambdaStreaming } from "./lambda-streaming.ts";
@@ -131,12 +131,9 @@ async function respond<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B ex
     } as HttpRequest<z.infer<P>, z.infer<Q>, z.infer<B>>;
     return withRequestId(await run(request, core()), requestId);
   } catch (error) {
-    if (error instanceof AppError) return withRequestId(errorResponse(error, requestId), requestId);
-    if (isDependencyOutage(error)) {
-      log.warn("dependency unavailable", { requestId, route: event.resource, error: describeFailure(error) });
-      return withRequestId(errorResponse(dependencyOutage(), requestId), requestId);
+    if (!(error instanceof AppError)) {
+      log.error("unhandled error", { requestId, route: event.resource, error: describeFailure(error) });
     }
-    log.error("unhandled error", { requestId, route: event.resource, error: describeFailure(error) });
     return withRequestId(errorResponse(error, requestId), requestId);
   }
 }
