@@ -1,4 +1,7 @@
-import type { BuildOptions } from "esbuild";
+import { build, type BuildOptions } from "esbuild";
+import { readFile } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 /**
  * How every Lambda is bundled: read by the stack (NodejsFunction) and by the bundle bench, so the
@@ -40,4 +43,26 @@ export function esbuildOptions(bundleAwsSdk: boolean = lambdaBundle.bundleAwsSdk
     banner: { js: lambdaBundle.banner },
     external: bundleAwsSdk ? [] : [...awsSdkModules],
   };
+}
+
+/**
+ * Programs that bundled code starts as worker threads, by file name: a bundle that names
+ * `<name>.mjs` gets the program built there next to it, and only such a bundle does.
+ */
+const threadWorkers = ["shared/archive/zstd-decoder-worker.ts"] as const;
+
+/** The file a thread worker's program is built to, next to the bundle that starts it. */
+const threadWorkerFile = (entry: string) => `${basename(entry, ".ts")}.mjs`;
+
+/** Builds next to the bundle file `bundle`, with the same options, each thread worker it names; returns their files. */
+export async function bundleThreadWorkers(bundle: string): Promise<string[]> {
+  const code = await readFile(bundle, "utf8");
+  const named = threadWorkers.filter((entry) => code.includes(threadWorkerFile(entry)));
+  const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+  await Promise.all(
+    named.map((entry) =>
+      build({ ...esbuildOptions(), entryPoints: [join(repoRoot, entry)], outfile: join(dirname(bundle), threadWorkerFile(entry)), logLevel: "warning" }),
+    ),
+  );
+  return named.map(threadWorkerFile);
 }

@@ -14,6 +14,9 @@ import { awsSdkModules, lambdaBundle } from "./bundling.ts";
 import { acknowledgeWildcard } from "./nag.ts";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+/** Builds the thread workers a function's bundle starts next to its index.mjs. */
+const threadWorkerScript = fileURLToPath(new URL("./bundle-thread-workers.ts", import.meta.url));
+const shellQuoted = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
 
 const bundling: BundlingOptions = {
   format: { esm: OutputFormat.ESM }[lambdaBundle.format],
@@ -27,6 +30,12 @@ const bundling: BundlingOptions = {
   externalModules: lambdaBundle.bundleAwsSdk ? [] : [...awsSdkModules],
   // The locally installed esbuild: synth stays offline and needs no Docker.
   forceDockerBundling: false,
+  commandHooks: {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    // With the Node that runs the synth, which runs TypeScript.
+    afterBundling: (_inputDir, outputDir) => [[process.execPath, threadWorkerScript, `${outputDir}/index.mjs`].map(shellQuoted).join(" ")],
+  },
 };
 
 /** What a function's grants refer to, and the configuration every function runs with. */

@@ -32,8 +32,7 @@ export function zstdCompressStream(): Transform {
 
 /**
  * Largest output chunk of the decoder: zlib's 16 KiB default costs a callback per 16 KiB, and a few
- * of these buffers in flight keep memory small. Downloads decode on a thread of their own instead
- * (zstd-decoder-thread.ts).
+ * of these buffers in flight keep memory small. Downloads ask for larger ones (zstd-decoder-worker.ts).
  */
 const maxDecompressedChunkBytes = 1024 * 1024;
 /** zlib refuses smaller chunks. */
@@ -44,8 +43,8 @@ const minDecompressedChunkBytes = 64;
  * frame declares, a smaller archive gets an output chunk of its own size: a health check decodes a
  * session archive of a few KB, and a 1 MiB buffer for it tripled the decoding's CPU time.
  */
-export function zstdDecompressStream(declaredBytes?: number): Transform {
-  const chunkSize = Math.min(maxDecompressedChunkBytes, Math.max(minDecompressedChunkBytes, declaredBytes ?? maxDecompressedChunkBytes));
+export function zstdDecompressStream(declaredBytes?: number, maxChunkBytes = maxDecompressedChunkBytes): Transform {
+  const chunkSize = Math.min(maxChunkBytes, Math.max(minDecompressedChunkBytes, declaredBytes ?? maxChunkBytes));
   return zlib.createZstdDecompress({ chunkSize });
 }
 

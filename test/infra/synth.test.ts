@@ -74,4 +74,15 @@ describe("cdk synth with bundling", () => {
       expect(importsSdk, fn.Properties.Description).toBe(!lambdaBundle.bundleAwsSdk);
     }
   });
+
+  it("ships the zstd decoder's worker next to every bundle that starts it, and in no other", () => {
+    const startsDecoder = (fn: LambdaFunction) =>
+      (JSON.parse(readFileSync(`${bundleOf(fn)}.map`, "utf8")) as { sources: string[] }).sources.some((source) => source.endsWith("shared/archive/zstd-decoder-thread.ts"));
+    expect(functions.filter(startsDecoder).map((fn) => fn.Properties.Description.split(": ").at(-1))).toContain("functions/http/profiles/download.ts");
+    for (const fn of functions) {
+      const worker = join(bundleOf(fn), "..", "zstd-decoder-worker.mjs");
+      expect(existsSync(worker), fn.Properties.Description).toBe(startsDecoder(fn));
+      expect(existsSync(`${worker}.map`), fn.Properties.Description).toBe(startsDecoder(fn));
+    }
+  });
 });

@@ -8,7 +8,7 @@ import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
 import { zstdDecompressInto } from "#shared/archive/zstd-decoder-thread.ts";
 import { compressZstd, zstdCompressStream } from "#shared/archive/zstd.ts";
-import { esbuildOptions } from "../../../infra/constructs/bundling.ts";
+import { bundleThreadWorkers, esbuildOptions } from "../../../infra/constructs/bundling.ts";
 
 const mebibyte = 1024 * 1024;
 
@@ -188,12 +188,13 @@ describe("zstdDecompressInto", () => {
     expect(secondSink.collected().equals(other)).toBe(true);
   });
 
-  it("works from the minified Lambda bundle, where the thread's program is the bundler's output", async () => {
+  it("works from the minified Lambda bundle, with the worker built next to it as the deploy builds it", async () => {
     // Prepare
     const dir = await mkdtemp(join(tmpdir(), "decoder-thread-bundle-"));
     try {
       const outfile = join(dir, "decoder.mjs");
       await build({ ...esbuildOptions(), entryPoints: ["shared/archive/zstd-decoder-thread.ts"], outfile, logLevel: "silent" });
+      expect(await bundleThreadWorkers(outfile)).toEqual(["zstd-decoder-worker.mjs"]);
       const bundled = (await import(pathToFileURL(outfile).href)) as { zstdDecompressInto: typeof zstdDecompressInto };
       const compressed = await compressZstd(content);
       const sink = collectingSink();
