@@ -12,7 +12,7 @@ import { bundleThreadWorkers, esbuildOptions } from "../../../infra/constructs/b
 
 const mebibyte = 1024 * 1024;
 
-/** 3 MiB of noise and 17 MiB of text: more than twice the decoder's ring of output slots. */
+/** 3 MiB of noise and 17 MiB of text: more than the decoder's outputs in flight hold. */
 const content = Buffer.concat([randomBytes(3 * mebibyte), Buffer.alloc(17 * mebibyte, "cookie=value; path=/\n")]);
 
 function pieces(buf: Buffer, size: number): Buffer[] {
@@ -20,8 +20,8 @@ function pieces(buf: Buffer, size: number): Buffer[] {
 }
 
 /**
- * Keeps a copy of each chunk taken when it calls back, `delayMs` after the write: a slot reused
- * before its callback would show up as wrong bytes.
+ * Keeps a copy of each chunk taken when it calls back, `delayMs` after the write: a chunk whose
+ * memory went away before its callback would show up as missing bytes.
  */
 function collectingSink(delayMs = 0): Writable & { collected(): Buffer } {
   const copies: Buffer[] = [];
@@ -70,7 +70,7 @@ describe("zstdDecompressInto", () => {
     expect(sink.collected().equals(content)).toBe(true);
   });
 
-  it("rewrites no output slot before the sink has called back for it", async () => {
+  it("leaves each output whole until the sink has called back for it", async () => {
     // Prepare
     const compressed = await compressZstd(content);
     const sink = collectingSink(2);
