@@ -2,6 +2,10 @@ import type { EventEmitter } from "node:events";
 import type { Readable, Writable } from "node:stream";
 import { Worker } from "node:worker_threads";
 import type { DecoderCommand, DecoderReport, DecoderSetup } from "#shared/archive/zstd-decoder-worker.ts";
+import { requireZstdSupport } from "#shared/archive/zstd-support.ts";
+
+// The decoding is all in the worker, so a bundle with this module may carry nothing else that needs zstd.
+requireZstdSupport();
 
 /**
  * Streaming zstd decompression on a thread of its own.

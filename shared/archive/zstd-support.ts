@@ -12,3 +12,9 @@ export function zstdSupportProblem(nodeZlib: { createZstdDecompress?: unknown } 
   if (typeof nodeZlib.createZstdDecompress === "function") return undefined;
   return `this service needs Node ${zstdSince} or later (zstd in node:zlib); this is Node ${version}`;
 }
+
+/** For the modules that need zstd: called as they load, it refuses such a Node at a function's cold start. */
+export function requireZstdSupport(): void {
+  const problem = zstdSupportProblem();
+  if (problem) throw new Error(problem);
+}

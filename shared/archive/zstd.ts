@@ -2,10 +2,9 @@
 import * as zlib from "node:zlib";
 import type { Transform } from "node:stream";
 import { promisify } from "node:util";
-import { zstdSupportProblem } from "#shared/archive/zstd-support.ts";
+import { requireZstdSupport } from "#shared/archive/zstd-support.ts";
 
-const unsupported = zstdSupportProblem();
-if (unsupported) throw new Error(unsupported);
+requireZstdSupport();
 
 const frameMagic = [0x28, 0xb5, 0x2f, 0xfd];
 

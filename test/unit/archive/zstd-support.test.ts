@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { zstdSupportProblem } from "#shared/archive/zstd-support.ts";
+import { requireZstdSupport, zstdSupportProblem } from "#shared/archive/zstd-support.ts";
 
 describe("zstdSupportProblem", () => {
   it("names the Node version needed and the one running, in one line, when node:zlib has no zstd", () => {
@@ -18,11 +18,12 @@ describe("zstdSupportProblem", () => {
     expect(problem).toBeUndefined();
   });
 
-  it("finds nothing wrong with the Node running the tests", () => {
+  it("finds nothing wrong with the Node running the tests, and lets the modules that need zstd load", () => {
     // Act
     const problem = zstdSupportProblem();
 
     // Assess
     expect(problem).toBeUndefined();
+    expect(requireZstdSupport).not.toThrow();
   });
 });
