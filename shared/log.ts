@@ -19,6 +19,32 @@ function write(level: Level, message: string, fields: Record<string, unknown>): 
   process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level, message, ...fields })}\n`);
 }
 
+/** What an AWS SDK error adds to an Error: whose fault it was, and the request's ids. */
+interface AwsErrorParts {
+  $fault?: "client" | "server";
+  $metadata?: { requestId?: string; extendedRequestId?: string; httpStatusCode?: number; attempts?: number };
+  code?: string;
+}
+
+/**
+ * A failure's log fields: an AWS error's request ids and fault besides its name and message, so a
+ * report can be matched with AWS's records and a support case (S3 asks for the extended id).
+ */
+export function errorFields(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { value: String(error) };
+  const { $fault, $metadata, code } = error as Error & AwsErrorParts;
+  return {
+    name: error.name,
+    message: error.message,
+    ...(code === undefined ? {} : { code }),
+    ...($fault === undefined ? {} : { fault: $fault }),
+    ...($metadata === undefined
+      ? {}
+      : { awsRequestId: $metadata.requestId, awsExtendedRequestId: $metadata.extendedRequestId, httpStatus: $metadata.httpStatusCode, attempts: $metadata.attempts }),
+    stack: error.stack,
+  };
+}
+
 export const log = {
   debug: (message: string, fields: Record<string, unknown> = {}) => write("debug", message, fields),
   info: (message: string, fields: Record<string, unknown> = {}) => write("info", message, fields),

@@ -15,7 +15,7 @@ import {
 } from "aws-cdk-lib/aws-apigateway";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
-import { dependencyOutageMessage } from "#shared/http/dependency-outage.ts";
+import { dependencyOutageMessage } from "#shared/domain/errors.ts";
 import { authorizer, binaryMediaTypes, routes, type Route } from "#shared/routes.ts";
 import { ServiceFunction, type FunctionResources } from "./service-function.ts";
 

@@ -3,11 +3,10 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { NotFoundError, PayloadTooLargeError, UnauthorizedError } from "#shared/domain/errors.ts";
-import { dependencyOutage, describeFailure } from "#shared/http/dependency-outage.ts";
+import { dependencyOutageMessage, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from "#shared/domain/errors.ts";
 import { maxJsonBodyBytes } from "#shared/http/handler.ts";
 import { errorResponse } from "#shared/http/responses.ts";
-import { log } from "#shared/log.ts";
+import { errorFields, log } from "#shared/log.ts";
 import { authorizer, binaryMediaTypes, routes, type Route } from "#shared/routes.ts";
 
 type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
@@ -133,8 +132,8 @@ export async function startGateway(options: { port: number; host?: string }): Pr
     } catch (error) {
       // API Gateway's reading of an authorizer's answer: this message alone refuses the credential.
       if (error instanceof Error && error.message === "Unauthorized") return null;
-      log.warn("authorizer failed", { error: describeFailure(error) });
-      throw dependencyOutage();
+      log.warn("authorizer failed", { error: errorFields(error) });
+      throw new ServiceUnavailableError(dependencyOutageMessage);
     }
   }
 

@@ -22,6 +22,12 @@ export interface ArchiveStore {
   remove(org: string, profileId: string, kind: StoredArchiveKind): Promise<void>;
 }
 
+/**
+ * S3 answers a PutObject once the whole body is in, so an upload waits longer than the clients'
+ * answer timeout; three attempts of it still end within a function's 29 s.
+ */
+const uploadTimeoutMs = 8_000;
+
 const contentTypes: Record<StoredArchiveKind, string> = {
   "tar.zst": "application/zstd",
   json: "application/json",
@@ -46,7 +52,8 @@ export function s3ArchiveStore(s3: S3Client, bucket: string): ArchiveStore {
       const size = Buffer.isBuffer(body) ? body.byteLength : contentLength;
       if (size === undefined) throw new Error("a streamed archive needs its content length");
       const Key = objectKey(org, profileId, kind);
-      const { ETag } = await s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: body, ContentLength: size, ContentType: contentTypes[kind] }));
+      const put = new PutObjectCommand({ Bucket: bucket, Key, Body: body, ContentLength: size, ContentType: contentTypes[kind] });
+      const { ETag } = await s3.send(put, { requestTimeout: uploadTimeoutMs });
       if (ETag === undefined) throw new Error(`S3 returned no ETag for ${Key}`);
       return { key: Key, size, etag: ETag };
     },
@@ -55,7 +62,10 @@ export function s3ArchiveStore(s3: S3Client, bucket: string): ArchiveStore {
       const Key = objectKey(org, profileId, kind);
       try {
         const { Body, ContentLength } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key }));
-        if (!(Body instanceof Readable) || ContentLength === undefined) throw new Error(`S3 returned no streamed body with a length for ${Key}`);
+        if (!(Body instanceof Readable) || ContentLength === undefined) {
+          if (Body instanceof Readable) Body.destroy();
+          throw new Error(`S3 returned no streamed body with a length for ${Key}`);
+        }
         return { body: Body, size: ContentLength };
       } catch (error) {
         if (error instanceof NoSuchKey) return undefined;

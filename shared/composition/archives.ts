@@ -2,9 +2,9 @@ import type { ArchiveBlobStore } from "../domain/profile.ts";
 import { perConfig } from "./config.ts";
 
 /**
- * The archive store, whose S3 client is loaded at its first call rather than at a cold start: the
- * S3 client is the largest part of a profile route's bundle, and a route that finds no archive to
- * read or delete never calls it.
+ * The archive store, whose S3 client is evaluated and built at its first call rather than at a cold
+ * start: the S3 client is the largest part of a profile route's bundle, and a route that finds no
+ * archive to read or delete never calls it.
  */
 export const archives = perConfig((config): ArchiveBlobStore => {
   let loaded: Promise<ArchiveBlobStore> | undefined;

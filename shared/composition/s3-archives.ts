@@ -1,10 +1,7 @@
 import { S3Client } from "@aws-sdk/client-s3";
 import { s3ArchiveStore } from "../archive/archive-store.ts";
 import type { Config } from "../config.ts";
-import { reportOutages, sdkClientSettings } from "./sdk-settings.ts";
-
-/** The answer to a PutObject comes after its whole body is sent: an archive gets longer than a table call. */
-const uploadTimeoutMs = 10_000;
+import { outagesAsServiceUnavailable, sdkClientSettings } from "./sdk-settings.ts";
 
 /**
  * A stand-in (s3rver) is addressed path-style, and gets checksums only where S3 requires them:
@@ -12,11 +9,11 @@ const uploadTimeoutMs = 10_000;
  */
 export function s3ClientSettings(config: Config) {
   const standIn = config.S3_ENDPOINT === undefined ? {} : ({ forcePathStyle: true, requestChecksumCalculation: "WHEN_REQUIRED", responseChecksumValidation: "WHEN_REQUIRED" } as const);
-  return { ...sdkClientSettings(config, config.S3_ENDPOINT, { requestTimeout: uploadTimeoutMs }), ...standIn };
+  return { ...sdkClientSettings(config, config.S3_ENDPOINT), ...standIn };
 }
 
 export function s3Archives(config: Config) {
   const s3 = new S3Client(s3ClientSettings(config));
-  reportOutages(s3);
+  outagesAsServiceUnavailable(s3);
   return s3ArchiveStore(s3, config.BUCKET_NAME);
 }

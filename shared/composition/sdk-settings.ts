@@ -1,46 +1,55 @@
-import type { MiddlewareStack } from "@smithy/types";
+import { isServerError, isThrottlingError, isTransientError } from "@smithy/core/retry";
+import type { MiddlewareStack, SdkError } from "@smithy/types";
 import type { Config } from "../config.ts";
-import { dependencyOutage, describeFailure, isDependencyOutage } from "../http/dependency-outage.ts";
-import { log } from "../log.ts";
+import { dependencyOutageMessage, ServiceUnavailableError } from "../domain/errors.ts";
+import { errorFields, log } from "../log.ts";
 
 /**
  * How long a call may wait for a service's answer. The SDK waits without limit by default, and a
  * hung connection would then use up a function's whole 29 s; with these, the SDK's attempts (three,
- * four for DynamoDB) and their backoff still end inside that. A streamed body (an S3 download) is not bounded by them.
+ * four for DynamoDB) and their backoff still end inside that. A streamed body (an S3 download) is
+ * not bounded by them.
  */
 const serviceTimeouts = { connectionTimeout: 2_000, requestTimeout: 5_000 };
 
 /**
  * What every SDK client of the service is built with: the configured region and, when the
  * configuration names a stand-in, its endpoint. Credentials, retries (standard mode, with their
- * quota and clock-skew correction) and endpoint resolution (partitions, FIPS,
- * dual-stack, `AWS_ENDPOINT_URL_*`) are the SDK's defaults everywhere, stand-ins included.
+ * quota and clock-skew correction) and endpoint resolution (partitions, FIPS, dual-stack,
+ * `AWS_ENDPOINT_URL_*`) are the SDK's defaults everywhere, stand-ins included.
  */
-export function sdkClientSettings(config: Config, endpoint: string | undefined, timeouts: Partial<typeof serviceTimeouts> = {}) {
+export function sdkClientSettings(config: Config, endpoint: string | undefined) {
   return {
     region: config.AWS_REGION,
     ...(endpoint === undefined ? {} : { endpoint }),
-    requestHandler: { ...serviceTimeouts, ...timeouts, throwOnRequestTimeout: true },
+    requestHandler: { ...serviceTimeouts, throwOnRequestTimeout: true },
   };
+}
+
+/** A service down, throttling or slow, by the classification the SDK's own retry strategy uses. */
+function isDependencyOutage(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const sdkError = error as SdkError;
+  return isTransientError(sdkError) || isThrottlingError(sdkError) || isServerError(sdkError);
 }
 
 /**
  * Turns a call that failed because its service is down, throttling or slow (once the SDK's own
  * retries are spent) into the API's `service_unavailable`, which every caller (a route, an events
  * stream, a workflow task) reports as a failure the client may retry. The AWS error itself, with
- * its request id and fault, goes to the log here, where the service and operation are known.
+ * its request ids and fault, goes to the log here, where the service and operation are known.
  */
-export function reportOutages<Input extends object, Output extends object>(client: { middlewareStack: MiddlewareStack<Input, Output> }): void {
+export function outagesAsServiceUnavailable<Input extends object, Output extends object>(client: { middlewareStack: MiddlewareStack<Input, Output> }): void {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       try {
         return await next(args);
       } catch (error) {
         if (!isDependencyOutage(error)) throw error;
-        log.warn("AWS call failed: service unavailable", { service: context.clientName, operation: context.commandName, error: describeFailure(error) });
-        throw dependencyOutage();
+        log.warn("AWS call failed: service unavailable", { service: context.clientName, operation: context.commandName, error: errorFields(error) });
+        throw new ServiceUnavailableError(dependencyOutageMessage);
       }
     },
-    { step: "initialize", name: "reportOutages" },
+    { step: "initialize", name: "outagesAsServiceUnavailable" },
   );
 }

@@ -2,7 +2,7 @@ import { KMSClient } from "@aws-sdk/client-kms";
 import { kmsDataKeys, kmsEnvelopeBox } from "../secrets/kms-envelope.ts";
 import { localKeyFileBox } from "../secrets/local-key-file.ts";
 import { perConfig } from "./config.ts";
-import { reportOutages, sdkClientSettings } from "./sdk-settings.ts";
+import { outagesAsServiceUnavailable, sdkClientSettings } from "./sdk-settings.ts";
 
 /** A key file in local mode (the local stack sets SECRETS_KEY_FILE); a KMS envelope under KMS_KEY_ID in AWS. */
 export const secretBox = perConfig((config) => {
@@ -12,6 +12,6 @@ export const secretBox = perConfig((config) => {
   }
   if (!config.KMS_KEY_ID) throw new Error("invalid configuration: KMS_KEY_ID is required in aws mode (the stack sets it)");
   const kms = new KMSClient(sdkClientSettings(config, undefined));
-  reportOutages(kms);
+  outagesAsServiceUnavailable(kms);
   return kmsEnvelopeBox(kmsDataKeys(kms, config.KMS_KEY_ID));
 });

@@ -6,12 +6,12 @@ import { dynamoHandoffStore } from "../store/handoff-store.ts";
 import { dynamoPoolStore } from "../store/pools-store.ts";
 import { dynamoProfileStore } from "../store/profiles-store.ts";
 import { perConfig } from "./config.ts";
-import { reportOutages, sdkClientSettings } from "./sdk-settings.ts";
+import { outagesAsServiceUnavailable, sdkClientSettings } from "./sdk-settings.ts";
 
 /** Every function reads the table: one DynamoDB client per process, shared by the stores. */
 export const tableClient = perConfig((config) => {
   const dynamodb = new DynamoDBClient(sdkClientSettings(config, config.DYNAMODB_ENDPOINT));
-  reportOutages(dynamodb);
+  outagesAsServiceUnavailable(dynamodb);
   // Optional fields of an entity are left out of its item rather than stored as NULL.
   return DynamoDBDocumentClient.from(dynamodb, { marshallOptions: { removeUndefinedValues: true } });
 });

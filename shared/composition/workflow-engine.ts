@@ -1,11 +1,11 @@
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { sfnFlowSignal, sfnWorkflowEngine } from "../workflow/engine.ts";
 import { perConfig } from "./config.ts";
-import { reportOutages, sdkClientSettings } from "./sdk-settings.ts";
+import { outagesAsServiceUnavailable, sdkClientSettings } from "./sdk-settings.ts";
 
 const sfnClient = perConfig((config) => {
   const sfn = new SFNClient(sdkClientSettings(config, config.SFN_ENDPOINT));
-  reportOutages(sfn);
+  outagesAsServiceUnavailable(sfn);
   return sfn;
 });
 

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { isDeepStrictEqual } from "node:util";
-import { log } from "../log.ts";
+import { errorFields, log } from "../log.ts";
 import type { Connection, ConnectionStore } from "./connection.ts";
-import { errorBody, NotFoundError } from "./errors.ts";
+import { AppError, errorBody, NotFoundError } from "./errors.ts";
 
 /**
  * A connection's flow as a server-sent event stream: its state at once, then each change, with
@@ -108,7 +108,8 @@ export function connectionEventsCore(deps: ConnectionEventsOptions) {
       try {
         step = nextFollowStep(lastSent, await deps.connections.get(org, id));
       } catch (error) {
-        log.error("connection events: reading the connection failed", { requestId, connection: id, error: error instanceof Error ? error.message : String(error) });
+        // A service_unavailable was logged, with the AWS error, where it was raised.
+        if (!(error instanceof AppError)) log.error("connection events: reading the connection failed", { requestId, connection: id, error: errorFields(error) });
         yield sseFrame("error", { error: errorBody(error, requestId) }, timestamp());
         return;
       }

@@ -70,6 +70,9 @@ export class UnsupportedMediaTypeError extends AppError {
   }
 }
 
+/** What a client is told when a service this one depends on (DynamoDB, S3, Step Functions, KMS) is down, throttling or slow. */
+export const dependencyOutageMessage = "a service this API depends on is unavailable or slow; retry the request";
+
 export class ServiceUnavailableError extends AppError {
   constructor(message: string) {
     super(503, "service_unavailable", message);

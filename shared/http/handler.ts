@@ -2,8 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
 import { pipeline } from "node:stream/promises";
 import * as z from "zod/mini";
 import { AppError, BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from "../domain/errors.ts";
-import { log } from "../log.ts";
-import { describeFailure } from "./dependency-outage.ts";
+import { errorFields, log } from "../log.ts";
 import { headerValue } from "./headers.ts";
 import { errorResponse, type HttpResponse, type StreamingResponse } from "./responses.ts";
 import { lambdaStreaming } from "./lambda-streaming.ts";
@@ -132,7 +131,7 @@ async function respond<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B ex
     return withRequestId(await run(request, core()), requestId);
   } catch (error) {
     if (!(error instanceof AppError)) {
-      log.error("unhandled error", { requestId, route: event.resource, error: describeFailure(error) });
+      log.error("unhandled error", { requestId, route: event.resource, error: errorFields(error) });
     }
     return withRequestId(errorResponse(error, requestId), requestId);
   }

@@ -18,8 +18,16 @@ export type TransactOutcome = { committed: true } | { committed: false; reasons:
 const maxConflictRetries = 12;
 
 /**
+ * Reasons DynamoDB cancels a transaction for that a later try may not meet: a concurrent
+ * transaction on the same items, or throttling, which DynamoDB reports inside the cancellation
+ * (a 400 the SDK does not retry) rather than as a throttling error.
+ */
+const passingReasons = new Set(["TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"]);
+
+/**
  * Runs a transaction; a condition failure is an expected outcome returned to the caller, while a
- * conflict with a concurrent transaction on the same items is retried with jittered backoff.
+ * conflict or throttling is retried with jittered backoff. Any other cancellation (a validation
+ * error, an item too large) is the caller's bug and is thrown as it is.
  */
 export async function transact(db: DynamoDBDocumentClient, input: TransactWriteCommandInput): Promise<TransactOutcome> {
   for (let attempt = 0; ; attempt++) {
@@ -30,11 +38,10 @@ export async function transact(db: DynamoDBDocumentClient, input: TransactWriteC
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;
       const reasons = (error.CancellationReasons ?? []).map((reason) => reason.Code ?? "None");
-      const conflicted = reasons.some((code) => code === "TransactionConflict");
-      const conditionFailed = reasons.some((code) => code === "ConditionalCheckFailed");
-      if (conditionFailed || !conflicted) return { committed: false, reasons };
+      if (reasons.includes("ConditionalCheckFailed")) return { committed: false, reasons };
+      if (!reasons.some((code) => passingReasons.has(code))) throw error;
       if (attempt >= maxConflictRetries) {
-        throw new ServiceUnavailableError("too many concurrent changes to the same resource; retry the request");
+        throw new ServiceUnavailableError("too many concurrent changes to the same resource, or the table is throttling; retry the request");
       }
       await pauseAfterLostRace(attempt);
     }
@@ -56,12 +63,15 @@ export function isConditionFailure(error: unknown): boolean {
 
 const maxBatchAttempts = 8;
 
+/** Unprocessed writes are throttled ones: the pause before sending them again grows to a few seconds. */
+const unprocessedBackoffMs = (attempt: number) => Math.random() * Math.min(3000, 50 * 2 ** attempt);
+
 /** Up to 25 requests; the SDK does not resend those DynamoDB leaves unprocessed, so this does, until none is left. */
 export async function writeBatch(db: DynamoDBDocumentClient, requestItems: NonNullable<BatchWriteCommandInput["RequestItems"]>): Promise<void> {
   let pending = requestItems;
   for (let attempt = 1; Object.keys(pending).length > 0; attempt++) {
     if (attempt > maxBatchAttempts) throw new ServiceUnavailableError(`DynamoDB left writes unprocessed after ${maxBatchAttempts} attempts; retry the request`);
-    if (attempt > 1) await pauseAfterLostRace(attempt);
+    if (attempt > 1) await sleep(unprocessedBackoffMs(attempt));
     pending = (await db.send(new BatchWriteCommand({ RequestItems: pending }))).UnprocessedItems ?? {};
   }
 }

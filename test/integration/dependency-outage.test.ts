@@ -47,7 +47,7 @@ describe("a dependency that cannot be reached is reported as service_unavailable
   it("KMS, at the endpoint the SDK's own AWS_ENDPOINT_URL_KMS names", async () => {
     vi.stubEnv("AWS_ENDPOINT_URL_KMS", refused);
     const box = secretBox(configWith({ DEPLOYMENT_MODE: "aws", KMS_KEY_ID: "alias/test" }));
-    await expect(box.seal(Buffer.from("secret"), { org: "o" })).rejects.toBeInstanceOf(ServiceUnavailableError);
+    await expect(box.seal("secret", { org: "o" })).rejects.toBeInstanceOf(ServiceUnavailableError);
   });
 });
 
