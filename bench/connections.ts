@@ -220,7 +220,8 @@ export async function connectionsBench(stack: LocalStack): Promise<{ report: str
   const loadBeforeRun = loadavg()[0] ?? Number.NaN;
   const client = keepAliveClient(stack.url, { bearer: stack.apiKey, maxSockets: concurrency });
   // Plain SDK clients with the SDK's defaults: the floor is what the calls cost without the service.
-  const db = DynamoDBDocumentClient.from(new DynamoDBClient({ region: "us-east-1", endpoint: stack.dynamoEndpoint }));
+  const dynamodb = new DynamoDBClient({ region: "us-east-1", endpoint: stack.dynamoEndpoint });
+  const db = DynamoDBDocumentClient.from(dynamodb);
   const sfn = new SFNClient({ region: "us-east-1", endpoint: stack.sfnEndpoint });
   try {
     assertLoopback(stack.url);
@@ -236,7 +237,7 @@ export async function connectionsBench(stack: LocalStack): Promise<{ report: str
     return { report: report(figures, failedRuns, loadBeforeRun), failed: failedRuns.length > 0 };
   } finally {
     client.close();
-    db.destroy();
+    dynamodb.destroy();
     sfn.destroy();
   }
 }

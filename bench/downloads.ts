@@ -14,7 +14,6 @@ import { Writable } from "node:stream";
 import { zstdDecompressInto } from "#shared/archive/zstd-decoder-thread.ts";
 import { storageStateEntry } from "#shared/archive/tar.ts";
 import { profileImport } from "#shared/composition/profile-import.ts";
-import { tableClient } from "#shared/composition/table.ts";
 import { loadConfig } from "#shared/config.ts";
 import { runningInstance, type RunningInstance } from "../infra/local/running.ts";
 import { useStandInCredentials } from "../infra/local/stand-in-credentials.ts";
@@ -204,7 +203,6 @@ export async function downloadBench(): Promise<string> {
     useStandInCredentials();
     const config = loadConfig({ ...process.env, DEPLOYMENT_MODE: "local", DYNAMODB_ENDPOINT: running.dynamoEndpoint, S3_ENDPOINT: running.s3Endpoint });
     await profileImport(config).importArchive(localOrg, profileName, "application/zstd", await readFile(archive.path));
-    tableClient(config).destroy();
 
     process.stderr.write("downloading...\n");
     const stored = await measureFormat(running, pid, "tar.zst");
