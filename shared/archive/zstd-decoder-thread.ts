@@ -51,6 +51,8 @@ class DecoderThread {
     this.worker = new Worker(workerUrl, { workerData });
     // An idle thread must not keep the process alive.
     this.worker.unref();
+    // One that fails while idle is not reused (a download's own listener reports a failure during it).
+    this.worker.on("error", () => forgetIdleThread(this));
   }
 
   /** Resolves once `sink` has ended with every decoded byte; on failure `sink` is destroyed. */
@@ -185,6 +187,11 @@ class DecoderThread {
 
 const idleThreads: DecoderThread[] = [];
 
+function forgetIdleThread(thread: DecoderThread): void {
+  const index = idleThreads.indexOf(thread);
+  if (index >= 0) idleThreads.splice(index, 1);
+}
+
 function releaseThread(thread: DecoderThread): void {
   if (idleThreads.length < maxIdleThreads) idleThreads.push(thread);
   else void thread.worker.terminate();
@@ -194,7 +201,7 @@ function releaseThread(thread: DecoderThread): void {
  * Writes the decompressed content of the zstd stream `source` into `sink` and ends it; rejects
  * (with `sink` destroyed) when the source fails, the bytes do not decode or the sink closes early.
  * `sink` must be done with a chunk when it calls back for it, as sockets and HTTP responses are:
- * the chunk's memory then moves back to the decoder thread, so a Transform that kept chunks queued
+ * the chunk's memory is then freed (its buffer detached), so a Transform that kept chunks queued
  * would find them emptied.
  */
 export function zstdDecompressInto(source: Readable, sink: Writable): Promise<void> {
