@@ -1,6 +1,6 @@
 import * as zlib from "node:zlib";
 
-/** The first Node 22 whose `node:zlib` has zstd (as package.json's engines says). */
+/** The first Node 22 whose `node:zlib` has zstd: the deployed functions run on it; the repository needs 22.18 (engines). */
 const zstdSince = "22.15";
 
 /**
