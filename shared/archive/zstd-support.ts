@@ -1,6 +1,6 @@
 import * as zlib from "node:zlib";
 
-/** The first Node 22 whose `node:zlib` has zstd: the deployed functions run on it; the repository needs 22.18 (engines). */
+/** The first Node 22 whose `node:zlib` has zstd, the floor of the deployed functions (the repository itself needs 22.18: engines). */
 const zstdSince = "22.15";
 
 /**
