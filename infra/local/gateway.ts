@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { dependencyOutageMessage, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from "#shared/domain/errors.ts";
+import { AppError, dependencyOutageMessage, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from "#shared/domain/errors.ts";
 import { maxJsonBodyBytes } from "#shared/http/handler.ts";
 import { errorResponse } from "#shared/http/responses.ts";
 import { errorFields, log } from "#shared/log.ts";
@@ -60,7 +60,8 @@ export async function startGateway(options: { port: number; host?: string }): Pr
         if (result) send(response, result);
       })
       .catch((error: unknown) => {
-        log.error("gateway failure", { requestId, error: error instanceof Error ? error.message : String(error) });
+        // An AppError (the authorizer's outage) was logged where it was raised, with its cause.
+        if (!(error instanceof AppError)) log.error("gateway failure", { requestId, error: error instanceof Error ? error.message : String(error) });
         // Once a streamed answer has begun its status is sent: all that is left is to cut it short.
         if (response.headersSent) response.destroy();
         else send(response, errorResponse(error, requestId));

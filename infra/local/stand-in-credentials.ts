@@ -6,7 +6,7 @@
  */
 export function useStandInCredentials(env: NodeJS.ProcessEnv = process.env): void {
   Object.assign(env, { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER" });
-  // A profile would win over them: the default chain skips the environment's keys while AWS_PROFILE is set.
   delete env.AWS_SESSION_TOKEN;
+  // A profile would win over them: the default chain skips the environment's keys while AWS_PROFILE is set.
   delete env.AWS_PROFILE;
 }
