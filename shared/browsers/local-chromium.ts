@@ -1,12 +1,19 @@
-import { spawn } from "node:child_process";
-import { mkdir, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { execFile, spawn } from "node:child_process";
+import { chmod, mkdir, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { BrowserProvider, LaunchSpec } from "./provider.ts";
+import { promisify } from "node:util";
+import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
 
 export interface LocalChromiumOptions {
   /** One directory per browser lives here (profile, log, pid), so a restarted process finds leftovers. */
   root: string;
+  /**
+   * Where the Chromium that `@sparticuz/chromium` ships is unpacked (made 0700). The package reuses
+   * whatever its path already holds, so it must be a directory of ours alone, never the machine's
+   * shared /tmp.
+   */
+  unpackDir: string;
   /** Another Chromium than the one `@sparticuz/chromium` ships. */
   executable?: string;
 }
@@ -39,20 +46,47 @@ function parseRef(ref: string): { pid: number; dir: string } {
 
 const profileDir = (dir: string) => join(dir, "profile");
 
-/** True while `pid` is the browser started on `dir` (and not a zombie, nor a process that reused the pid). */
-async function isRunning(pid: number, dir: string): Promise<boolean> {
+const profileFlag = (dir: string) => `--user-data-dir=${profileDir(dir)}`;
+
+/** The command line, state and process group of a live or zombie process; undefined once it is gone. */
+async function processInfo(pid: number): Promise<{ args: string[]; state: string; group: number } | undefined> {
   try {
     const [cmdline, stat] = await Promise.all([readFile(`/proc/${pid}/cmdline`, "utf8"), readFile(`/proc/${pid}/stat`, "utf8")]);
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && cmdline.split("\0").includes(`--user-data-dir=${profileDir(dir)}`);
+    // After the command name: state, parent pid, process group.
+    const [state = "", , group] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { args: cmdline.split("\0"), state, group: Number(group) };
   } catch {
-    return false;
+    return undefined;
   }
 }
 
-async function defaultExecutable(): Promise<string> {
-  const { default: chromium } = await import("@sparticuz/chromium");
-  return chromium.executablePath();
+/** True while `pid` is the browser started on `dir` (and not a zombie, nor a process that reused the pid). */
+async function isRunning(pid: number, dir: string): Promise<boolean> {
+  const info = await processInfo(pid);
+  return info !== undefined && info.state !== "Z" && info.args.includes(profileFlag(dir));
+}
+
+/** Live processes started with the profile in `dir` (a browser whose pid was never written included). */
+async function processesUsing(dir: string): Promise<{ pid: number; group: number }[]> {
+  const pids = (await readdir("/proc")).filter((entry) => /^\d+$/.test(entry)).map(Number);
+  const found = await Promise.all(pids.map(async (pid) => ({ pid, info: await processInfo(pid) })));
+  return found.flatMap(({ pid, info }) =>
+    info && info.state !== "Z" && info.args.includes(profileFlag(dir)) ? [{ pid, group: info.group }] : [],
+  );
+}
+
+const unpackScript = join(import.meta.dirname, "unpack-chromium.ts");
+
+/**
+ * `@sparticuz/chromium` unpacks into os.tmpdir() and has no option for the place, so the unpacking
+ * runs in a child process whose TMPDIR is `dir`; this process's own TMPDIR stays as it is.
+ */
+async function unpackedChromium(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  // mkdir leaves the mode of a directory that already exists as it was.
+  await chmod(dir, 0o700);
+  const { stdout } = await promisify(execFile)(process.execPath, [unpackScript], { env: { ...process.env, TMPDIR: dir } });
+  return stdout;
 }
 
 /**
@@ -61,6 +95,8 @@ async function defaultExecutable(): Promise<string> {
  */
 export function localChromium(options: LocalChromiumOptions): BrowserProvider {
   let executable: Promise<string> | undefined;
+  /** Directories of launches in progress here: they have no pid file yet, and are not leftovers. */
+  const launching = new Set<string>();
 
   async function destroy(ref: string): Promise<void> {
     const { pid, dir } = parseRef(ref);
@@ -94,40 +130,65 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
     }
   }
 
+  /** Ends whatever still runs on `dir` (a browser whose pid file was never written included), then removes it. */
+  async function endLeftover(dir: string): Promise<void> {
+    for (const { pid, group } of await processesUsing(dir)) {
+      try {
+        // A browser leads its own process group: ending the group ends its helpers with it.
+        process.kill(group === pid ? -pid : pid, "SIGKILL");
+      } catch {
+        // Ended on its own meanwhile.
+      }
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  async function launchIn(dir: string, spec: LaunchSpec, executable: Promise<string>): Promise<LaunchedBrowser> {
+    await mkdir(profileDir(dir), { recursive: true });
+    // stderr goes to a file rather than a pipe: the browser outlives a restart of this process.
+    const logFile = await open(join(dir, "browser.log"), "a");
+    const child = spawn(await executable, [...launchFlags, profileFlag(dir), spec.startUrl ?? "about:blank"], {
+      detached: true,
+      stdio: ["ignore", "ignore", logFile.fd],
+    });
+    const spawned = new Promise<number>((started, failed) => {
+      child.once("spawn", () => started(child.pid as number));
+      child.once("error", failed);
+    });
+    await logFile.close();
+    const pid = await spawned.catch(async (error: unknown) => {
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    });
+    child.unref();
+    const ref = toRef(pid, dir);
+    await writeFile(join(dir, "browser.json"), JSON.stringify({ pid, session_id: spec.sessionId }));
+    try {
+      return { ref, cdpWsUrl: await devToolsUrl(pid, dir), headless: true };
+    } catch (error) {
+      await destroy(ref);
+      throw error;
+    }
+  }
+
   return {
     async launch(spec: LaunchSpec) {
-      executable ??= options.executable ? Promise.resolve(options.executable) : defaultExecutable();
+      executable ??= options.executable ? Promise.resolve(options.executable) : unpackedChromium(options.unpackDir);
       const dir = join(options.root, spec.sessionId);
-      await mkdir(profileDir(dir), { recursive: true });
-      // stderr goes to a file rather than a pipe: the browser outlives a restart of this process.
-      const logFile = await open(join(dir, "browser.log"), "a");
-      const child = spawn(await executable, [...launchFlags, `--user-data-dir=${profileDir(dir)}`, spec.startUrl ?? "about:blank"], {
-        detached: true,
-        stdio: ["ignore", "ignore", logFile.fd],
-      });
-      const spawned = new Promise<number>((started, failed) => {
-        child.once("spawn", () => started(child.pid as number));
-        child.once("error", failed);
-      });
-      await logFile.close();
-      const pid = await spawned.catch(async (error: unknown) => {
-        await rm(dir, { recursive: true, force: true });
-        throw error;
-      });
-      child.unref();
-      const ref = toRef(pid, dir);
-      await writeFile(join(dir, "browser.json"), JSON.stringify({ pid, session_id: spec.sessionId }));
+      launching.add(dir);
       try {
-        return { ref, cdpWsUrl: await devToolsUrl(pid, dir), headless: true };
-      } catch (error) {
-        await destroy(ref);
-        throw error;
+        return await launchIn(dir, spec, executable);
+      } finally {
+        launching.delete(dir);
       }
     },
 
     destroy,
 
-    /** Also clears the directories that browsers which died left behind. */
+    /**
+     * Also clears what a previous run left: directories of browsers that died, and those of launches
+     * a crash cut short before the pid file was written (ending the browser if it had started).
+     */
     async running() {
       const entries = await readdir(options.root, { withFileTypes: true }).catch(() => []);
       const found = await Promise.all(
@@ -135,14 +196,12 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
           .filter((entry) => entry.isDirectory())
           .map(async (entry) => {
             const dir = join(options.root, entry.name);
-            const recorded = await readFile(join(dir, "browser.json"), "utf8").then(
-              (text) => JSON.parse(text) as { pid: number },
-              () => undefined,
-            );
-            // A directory without its pid file is a launch still being set up.
-            if (!recorded) return undefined;
-            if (await isRunning(recorded.pid, dir)) return toRef(recorded.pid, dir);
-            await rm(dir, { recursive: true, force: true });
+            if (launching.has(dir)) return undefined;
+            const recorded = await readFile(join(dir, "browser.json"), "utf8")
+              .then((text) => JSON.parse(text) as { pid: number })
+              .catch(() => undefined);
+            if (recorded && (await isRunning(recorded.pid, dir))) return toRef(recorded.pid, dir);
+            await endLeftover(dir);
             return undefined;
           }),
       );

@@ -1,5 +1,6 @@
 import { newId } from "../ids.ts";
 import { NotFoundError } from "./errors.ts";
+import type { Profile } from "./profile.ts";
 
 export const connectionStatuses = ["AUTHENTICATED", "NEEDS_AUTH"] as const;
 export const flowStatuses = ["IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"] as const;
@@ -101,6 +102,12 @@ export interface Connection extends ConnectionSettings, FlowState, FlowInternals
   /** The live workflow execution; delete stops exactly this one. */
   execution_arn: string | null;
   workflow_generation: number;
+  /**
+   * Set by the create's transaction and removed once the first execution started, so whatever next
+   * touches the record can tell that a failed or interrupted create left it without its workflow.
+   * Absent on records written before the marker existed, whose execution started before create answered.
+   */
+  workflow_start_pending?: boolean;
 }
 
 export const timelineEventTypes = ["login", "reauth", "health_check"] as const;
@@ -240,7 +247,12 @@ export interface Page<T> {
 export type InsertOutcome =
   | { outcome: "created" }
   | { outcome: "duplicate"; existingId: string }
-  | { outcome: "profileGone" };
+  /**
+   * Nothing was written because a concurrent change won: the existing profile was deleted, the new
+   * profile's name was taken, or the pair's guard vanished between the failure and its read.
+   * Reading the profile again and retrying settles it.
+   */
+  | { outcome: "raced" };
 
 /** A timeline event and when DynamoDB's TTL may remove it (epoch seconds). */
 export interface TimelineRecord {
@@ -256,8 +268,12 @@ export type RecordGuard =
   | { executionArn: string };
 
 export interface ConnectionStore {
-  /** Writes the connection and its (org, profile, domain) guard together, or neither. */
-  insert(connection: Connection): Promise<InsertOutcome>;
+  /**
+   * Writes the connection, its (org, profile, domain) guard and its profile's side in one
+   * transaction, or nothing: `newProfile` (whose id is the connection's `profile_id`) is created
+   * with its name, otherwise the existing profile counts the connection.
+   */
+  insert(connection: Connection, newProfile?: Profile): Promise<InsertOutcome>;
   get(org: string, id: string): Promise<Connection | undefined>;
   list(request: {
     org: string;
@@ -268,7 +284,9 @@ export interface ConnectionStore {
   }): Promise<Page<Connection>>;
   /** Sets only the given settings; undefined when the connection does not exist. */
   updateSettings(org: string, id: string, changes: Partial<ConnectionSettings>, now: string): Promise<Connection | undefined>;
-  /** Points the record at a new execution, only if it still points at `expectedArn`. */
+  /** Clears `workflow_start_pending`, only if the record still points at `executionArn`. */
+  markWorkflowStarted(org: string, id: string, executionArn: string): Promise<boolean>;
+  /** Points the record at a new execution (a started one), only if it still points at `expectedArn`. */
   swapExecution(org: string, id: string, expectedArn: string, next: { arn: string; generation: number }): Promise<boolean>;
   /**
    * Starts a flow unless one is live (in progress and not past `flow_expires_at`): `started` false

@@ -1,4 +1,5 @@
 import { newId } from "../ids.ts";
+import { errorFields, log } from "../log.ts";
 import {
   defaultSettings,
   existingConnection,
@@ -14,9 +15,9 @@ import {
   type TimelineEvent,
 } from "./connection.ts";
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
-import type { ProfileStore } from "./profile.ts";
-import { normalizeDomain, type TargetPolicy } from "./targets.ts";
-import { executionName, nextCheckAt, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
+import type { Profile, ProfileRef, ProfileStore } from "./profile.ts";
+import { checkLoginUrl, normalizeDomain, type TargetPolicy } from "./targets.ts";
+import { executionName, startFirstExecution, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
 export interface CredentialInput {
   name?: string;
@@ -67,10 +68,13 @@ export interface ConnectionLifecycleDeps extends ConnectionsCoreDeps {
 /** A delete racing executions that keep handing over is retried; more is a bug. */
 const maxStopRounds = 5;
 
-/** A profile deleted between its lookup and the connection's write is recreated; more is a bug. */
-const maxProfileRaces = 3;
+/**
+ * A create that loses a race (its profile deleted after the lookup, or its new profile's name taken
+ * by a concurrent create) reads the profile again: once settles it, more is a bug.
+ */
+const maxCreatePasses = 3;
 
-/** A connection as create first stores it: no session yet, its workflow's first execution named. */
+/** A connection as create first stores it: no session yet, its workflow's first execution named, not yet started. */
 export function newConnection(fields: {
   org: string;
   profile: { id: string; name: string };
@@ -97,6 +101,7 @@ export function newConnection(fields: {
     post_login_url: null,
     execution_arn: fields.executionArnOf(executionName(id, 0)),
     workflow_generation: 0,
+    workflow_start_pending: true,
     ...fields.settings,
     ...noFlow,
   };
@@ -104,7 +109,11 @@ export function newConnection(fields: {
 
 function settingsFrom(input: SettingsInput, policy: TargetPolicy): Partial<ConnectionSettings> {
   const settings: Partial<ConnectionSettings> = {};
-  if (input.login_url !== undefined) settings.login_url = input.login_url === "" ? null : input.login_url;
+  if (input.login_url === "") settings.login_url = null;
+  else if (input.login_url !== undefined) {
+    checkLoginUrl(input.login_url, policy);
+    settings.login_url = input.login_url;
+  }
   if (input.allowed_domains !== undefined) {
     const normalized = input.allowed_domains.map((domain, index) => normalizeDomain(domain, `allowed_domains[${index}]`, policy));
     settings.allowed_domains = [...new Set(normalized)];
@@ -121,7 +130,7 @@ function settingsFrom(input: SettingsInput, policy: TargetPolicy): Partial<Conne
 
 function isoClock(now: (() => Date) | undefined) {
   const clock = now ?? (() => new Date());
-  return { clock, now: () => clock().toISOString() };
+  return { now: () => clock().toISOString() };
 }
 
 /** Reading and changing connections: no workflow execution starts or stops here. */
@@ -185,38 +194,52 @@ export function connectionsCore(deps: ConnectionsCoreDeps) {
 
 /** Creating and deleting a connection, which start and stop its workflow's executions. */
 export function connectionLifecycleCore(deps: ConnectionLifecycleDeps) {
-  const { clock, now } = isoClock(deps.now);
+  const { now } = isoClock(deps.now);
+
+  /** The profile of that name, or a new one to be written in the connection's own transaction. */
+  async function profileNamed(org: string, name: string, createdAt: string): Promise<{ ref: ProfileRef; created?: Profile }> {
+    const existing = await deps.profiles.findByName(org, name);
+    if (existing) return { ref: existing };
+    const created: Profile = { id: newId("pr"), name, created_at: createdAt, updated_at: createdAt, last_used_at: null, archive: null };
+    return { ref: created, created };
+  }
+
+  /**
+   * The record is stored and marked, so a start that fails here is made by the next touch (a retried
+   * create, a login, the local runtime's restart); the create itself happened and answers so.
+   */
+  async function startOrLeaveMarked(connection: Connection): Promise<void> {
+    try {
+      await startFirstExecution(deps, connection);
+    } catch (error) {
+      log.warn("the connection's first workflow execution did not start; the next touch starts it", { connectionId: connection.id, ...errorFields(error) });
+    }
+  }
 
   return {
     async create(org: string, input: CreateConnectionInput) {
       const domain = normalizeDomain(input.domain, "domain", deps.policy);
       const settings = { ...defaultSettings, ...settingsFrom(input, deps.policy) };
-      for (let attempt = 1; ; attempt++) {
+      for (let pass = 1; pass <= maxCreatePasses; pass++) {
         const createdAt = now();
-        const profile = await deps.profiles.getOrCreateByName(org, {
-          id: newId("pr"),
-          name: input.profile_name,
-          created_at: createdAt,
-          updated_at: createdAt,
-          last_used_at: null,
-          archive: null,
-        });
-        const connection = newConnection({ org, profile, domain, settings, createdAt, executionArnOf: deps.workflow.executionArn });
-        const result = await deps.connections.insert(connection);
+        const profile = await profileNamed(org, input.profile_name, createdAt);
+        const connection = newConnection({ org, profile: profile.ref, domain, settings, createdAt, executionArnOf: deps.workflow.executionArn });
+        const result = await deps.connections.insert(connection, profile.created);
         if (result.outcome === "created") {
-          await startWorkflow(connection);
+          await startOrLeaveMarked(connection);
           return toConnectionResource(connection);
         }
         if (result.outcome === "duplicate") {
+          // The usual retry of a create that failed or was cut off after its write: its workflow may be missing.
+          const existing = await deps.connections.get(org, result.existingId);
+          if (existing?.workflow_start_pending) await startOrLeaveMarked(existing);
           throw new ConflictError(
             `an auth connection for profile '${input.profile_name}' and domain '${domain}' already exists`,
             result.existingId,
           );
         }
-        if (attempt >= maxProfileRaces) {
-          throw new ConflictError(`profile '${input.profile_name}' was deleted while the connection was being created`);
-        }
       }
+      throw new ServiceUnavailableError(`profile '${input.profile_name}' kept changing while the connection was being created; retry`);
     },
 
     async remove(org: string, id: string) {
@@ -243,29 +266,6 @@ export function connectionLifecycleCore(deps: ConnectionLifecycleDeps) {
         flow_step: "COMPLETED",
       });
       if (connection.flow_execution_arn) await deps.workflow.stop(connection.flow_execution_arn);
-    }
-  }
-
-  /**
-   * Starts the new connection's execution. If the connection was deleted before the execution
-   * existed, that delete stopped nothing, so the execution is stopped here.
-   */
-  async function startWorkflow(connection: Connection): Promise<void> {
-    const input = {
-      org: connection.org,
-      connection_id: connection.id,
-      generation: 0,
-      iteration: 0,
-      next_check_at: nextCheckAt(clock(), connection.health_check_interval, deps.timing),
-    };
-    try {
-      await deps.workflow.start(executionName(connection.id, 0), input);
-    } catch (error) {
-      await deps.connections.remove(connection.org, connection.id, connection.execution_arn);
-      throw error;
-    }
-    if (!(await deps.connections.get(connection.org, connection.id))) {
-      await deps.workflow.stop(deps.workflow.executionArn(executionName(connection.id, 0)));
     }
   }
 }

@@ -18,7 +18,7 @@ import {
 } from "./connection.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "./errors.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
-import { scaledMs, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
+import { scaledMs, startFirstExecution, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
 /** How long a flow may wait for input, and live in all (api.md, Flow rules); scaled locally. */
 export const inputTimeoutSeconds = 10 * 60;
@@ -244,6 +244,9 @@ export function loginRouteCore(deps: LoginRouteDeps) {
   return {
     async login(org: string, id: string): Promise<LoginResponse> {
       const connection = await existing(org, id);
+      // A create that failed or was cut off before its workflow started left this mark; the health
+      // checks it misses matter from a login on.
+      if (connection.workflow_start_pending) await startFirstExecution(deps, connection);
       const now = clock();
       if (await sessionStillWorks(connection)) return respond({ ...connection, flow_expires_at: now.toISOString() });
       const flowId = randomBytes(6).toString("hex");

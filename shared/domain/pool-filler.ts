@@ -1,11 +1,13 @@
 import type { BrowserProvider } from "../browsers/provider.ts";
 import { newId } from "../ids.ts";
 import { log } from "../log.ts";
-import type { Pool, PooledBrowser, PoolStore, PoolWithBrowsers } from "./pool.ts";
+import { vetStartUrl, type Pool, type PooledBrowser, type PoolStore, type PoolWithBrowsers, type StartUrlAddressPolicy } from "./pool.ts";
 
 export interface PoolFillerDeps {
   pools: PoolStore;
   browsers: BrowserProvider;
+  /** Set in AWS mode; see `StartUrlAddressPolicy`. */
+  startUrlAddresses?: StartUrlAddressPolicy;
   now?: () => Date;
   /** Launches at once across all pools: each Chromium start takes a core for a moment. */
   maxConcurrentLaunches?: number;
@@ -37,9 +39,23 @@ export function poolFiller(deps: PoolFillerDeps) {
     if (removed) await deps.browsers.destroy(removed.ref);
   }
 
+  /**
+   * The pool's start URL if it passes the check now, else null (a blank page): the pool stays
+   * usable, its browser's record shows no start URL, and the log says why. A pool stored before
+   * start URLs were checked, or a host that resolves elsewhere since, ends up here.
+   */
+  async function launchUrl(pool: Pool): Promise<string | null> {
+    if (pool.start_url === null) return null;
+    const verdict = await vetStartUrl(pool.start_url, deps.startUrlAddresses);
+    if (verdict.outcome === "allowed") return verdict.url;
+    log.warn("browser started blank: the pool's start_url was refused", { pool: pool.id, reason: verdict.reason });
+    return null;
+  }
+
   async function launchInto(pool: Pool): Promise<void> {
     const sessionId = newId("bs");
-    const launched = await deps.browsers.launch({ sessionId, startUrl: pool.start_url });
+    const startUrl = await launchUrl(pool);
+    const launched = await deps.browsers.launch({ sessionId, startUrl });
     const added = await deps.pools.addBrowser(pool.org, pool.id, {
       session_id: sessionId,
       state: "idle",
@@ -47,7 +63,7 @@ export function poolFiller(deps: PoolFillerDeps) {
       cdp_ws_url: launched.cdpWsUrl,
       created_at: clock().toISOString(),
       headless: launched.headless,
-      start_url: pool.start_url,
+      start_url: startUrl === null ? null : pool.start_url,
       leased_at: null,
       lease_expires_at: null,
     });

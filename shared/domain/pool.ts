@@ -1,3 +1,6 @@
+import { isIP } from "node:net";
+import { addressRefusal } from "../login/address-policy.ts";
+import { hostOf } from "../login/scope.ts";
 import type { Page } from "./connection.ts";
 
 export type BrowserState = "idle" | "leased";
@@ -73,6 +76,53 @@ export function defaultAcquireWaitSeconds(pool: Pool): number {
  * default is 25, made for container start-up costs; a local Chromium starts in about 200 ms.)
  */
 export const defaultFillRatePerMinute = 2000;
+
+/** Web pages, and Chromium's own pages: the official client documents chrome:// ones as start pages. */
+export const startUrlSchemes = ["http:", "https:", "about:", "chrome:"];
+
+/**
+ * AWS mode's rule for an http(s) start URL: its host must resolve only to addresses the login
+ * engine may reach. Local mode has none: its browsers run on the owner's own machine.
+ */
+export interface StartUrlAddressPolicy {
+  allowPrivateTargets: boolean;
+  /** Every address `host` resolves to; throws when it does not resolve. */
+  resolve(host: string): Promise<string[]>;
+}
+
+export type StartUrlVerdict =
+  | { outcome: "allowed"; url: string }
+  | { outcome: "refused"; reason: string }
+  /** Its host did not resolve, so where it leads is not known yet. */
+  | { outcome: "unresolved"; reason: string };
+
+/**
+ * Whether a pool's browsers may start at `startUrl`; `url` is the parsed form, so a browser starts
+ * at the very address that was checked. The check cannot pin the browser's own DNS lookup.
+ */
+export async function vetStartUrl(startUrl: string, addressPolicy: StartUrlAddressPolicy | undefined): Promise<StartUrlVerdict> {
+  const url = URL.parse(startUrl);
+  if (!url) return { outcome: "refused", reason: "must be a URL" };
+  if (!startUrlSchemes.includes(url.protocol)) {
+    return { outcome: "refused", reason: `the scheme '${url.protocol}' is not allowed: use ${startUrlSchemes.join(", ")}` };
+  }
+  if (!addressPolicy || (url.protocol !== "http:" && url.protocol !== "https:")) return { outcome: "allowed", url: url.href };
+  const host = hostOf(url);
+  let addresses: string[];
+  try {
+    addresses = isIP(host) === 0 ? await addressPolicy.resolve(host) : [host];
+  } catch (error) {
+    return { outcome: "unresolved", reason: `${host} did not resolve (${(error as { code?: string }).code ?? String(error)})` };
+  }
+  if (addresses.length === 0) return { outcome: "unresolved", reason: `${host} resolves to no address` };
+  for (const address of addresses) {
+    const refusal = addressRefusal(address, addressPolicy.allowPrivateTargets);
+    if (!refusal) continue;
+    const what = address === host ? `${host} is ${refusal}` : `${host} resolves to ${address}, ${refusal}`;
+    return { outcome: "refused", reason: `${what}, which this deployment does not reach` };
+  }
+  return { outcome: "allowed", url: url.href };
+}
 
 export function toPoolResource({ pool, browsers }: PoolWithBrowsers) {
   return {

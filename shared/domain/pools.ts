@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { BrowserProvider } from "../browsers/provider.ts";
 import { newId } from "../ids.ts";
-import { ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
+import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
 import { findByIdOrName } from "./id-or-name.ts";
 import {
   defaultAcquireWaitSeconds,
@@ -15,6 +15,8 @@ import {
   type PoolStore,
   type PoolWithBrowsers,
   type SessionResource,
+  type StartUrlAddressPolicy,
+  vetStartUrl,
 } from "./pool.ts";
 
 export interface PoolsCoreDeps {
@@ -22,6 +24,8 @@ export interface PoolsCoreDeps {
   browsers: BrowserProvider;
   /** The id of the profile a pool names; throws NotFoundError when there is none. */
   resolveProfile(org: string, ref: PoolProfileRef): Promise<string>;
+  /** Set in AWS mode; see `StartUrlAddressPolicy`. */
+  startUrlAddresses?: StartUrlAddressPolicy;
   now?: () => Date;
   /** How often a waiting acquire looks for a browser that became idle. */
   acquirePollMilliseconds?: number;
@@ -66,6 +70,15 @@ export function poolsCore(deps: PoolsCoreDeps) {
     throw new ConflictError(`a browser pool named '${name}' already exists`, await deps.pools.findByName(org, name));
   }
 
+  /**
+   * Refuses a start URL the browsers must not open. A host that does not resolve yet passes: it
+   * may be set up after the pool, and every launch checks the URL again.
+   */
+  async function checkStartUrl(startUrl: string): Promise<void> {
+    const verdict = await vetStartUrl(startUrl, deps.startUrlAddresses);
+    if (verdict.outcome === "refused") throw new BadRequestError(`start_url: ${verdict.reason}`, [{ code: "start_url", message: verdict.reason }]);
+  }
+
   /** Deletes each idle record that is still idle, then ends its browser: a lease won the race otherwise. */
   async function destroyIdle({ pool, browsers }: PoolWithBrowsers): Promise<void> {
     await Promise.all(
@@ -80,6 +93,7 @@ export function poolsCore(deps: PoolsCoreDeps) {
 
   return {
     async create(org: string, input: CreatePoolInput) {
+      if (input.start_url !== undefined) await checkStartUrl(input.start_url);
       const id = newId("bp");
       const createdAt = now();
       const pool: Pool = {
@@ -114,6 +128,7 @@ export function poolsCore(deps: PoolsCoreDeps) {
     async update(org: string, idOrName: string, input: UpdatePoolInput) {
       const { pool } = await resolve(org, idOrName);
       const { discard_all_idle, profile, start_url, name, ...settings } = input;
+      if (start_url) await checkStartUrl(start_url);
       const changes: PoolChanges = { ...settings };
       // The official client documents "" as a no-op for the name and as "clear" for these two.
       if (name) changes.name = name;

@@ -28,8 +28,19 @@ export function toProfileResource(profile: Profile) {
 
 export type ProfileResource = ReturnType<typeof toProfileResource>;
 
-/** Profile, pool and credential names: what the API promises to accept, and nothing else. */
+/** Profile, pool and credential names: the characters the API promises to accept, and nothing else. */
 export const namePattern = /^[A-Za-z0-9._-]{1,255}$/;
+
+/**
+ * A URL path treats `.` and `..` as "this" and "the parent" segment (clients resolve them, `%2E`
+ * spellings too, before a request is sent), so such a name could never be reached through
+ * `{id_or_name}`; every all-dots name is refused so the rule is one a person can remember.
+ */
+export function isOnlyDots(name: string): boolean {
+  return /^\.+$/.test(name);
+}
+
+export const onlyDotsProblem = "must not be only dots: a URL resolves '.' and '..' path segments away, so the name could never be reached in a path";
 
 /** What the name guard holds: enough to link a connection without reading the profile. */
 export interface ProfileRef {
@@ -42,8 +53,6 @@ export type RenameOutcome = { outcome: "renamed"; profile: Profile } | { outcome
 export type RemoveOutcome = { outcome: "removed"; profile: Profile } | { outcome: "inUse" } | { outcome: "missing" };
 
 export interface ProfileStore {
-  /** The org's profile of that name, creating `candidate` when there is none; race-free. */
-  getOrCreateByName(org: string, candidate: Profile): Promise<ProfileRef>;
   findByName(org: string, name: string): Promise<ProfileRef | undefined>;
   /** False when the name is taken. */
   insert(org: string, profile: Profile): Promise<boolean>;

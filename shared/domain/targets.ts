@@ -1,8 +1,10 @@
 import { isIP } from "node:net";
+import { parse } from "tldts";
+import { portRefusal } from "../login/scope.ts";
 import { BadRequestError } from "./errors.ts";
 
 export interface TargetPolicy {
-  /** Local mode allows `localhost` and IP literals so test sites on 127.0.0.1 can be targets. */
+  /** Local mode allows `localhost`, IP literals and any port, so test sites on 127.0.0.1 can be targets. */
   allowPrivateTargets: boolean;
 }
 
@@ -25,8 +27,26 @@ export function normalizeDomain(raw: string, field: string, policy: TargetPolicy
   }
   if (/[/:?#@\s]/.test(domain)) fail(`'${raw}' is not a bare host name: give it without scheme, port or path`);
   const labels = domain.split(".");
-  if (labels.length < 2 || !labels.every((label) => hostLabel.test(label))) {
-    fail(`'${raw}' is not a valid host name`);
+  if (!labels.every((label) => hostLabel.test(label))) fail(`'${raw}' is not a valid host name`);
+  if (isPublicSuffix(domain)) {
+    fail(`'${raw}' is a public suffix, under which anyone can register sites: give one site's domain, such as example.${domain}`);
   }
+  if (labels.length < 2) fail(`'${raw}' is not a valid host name`);
   return domain;
+}
+
+/**
+ * A name on the public-suffix list, its private section included (`co.uk`, `com`, `github.io`):
+ * a connection to it would take in every site registered under it. An unknown single label is
+ * not one: it is no host name at all.
+ */
+function isPublicSuffix(domain: string): boolean {
+  const { publicSuffix, isIcann, isPrivate } = parse(domain, { allowPrivateDomains: true, extractHostname: false });
+  return publicSuffix === domain && (isIcann === true || isPrivate === true);
+}
+
+/** Refuses with a 400 a `login_url` the login engine would never request in this deployment. */
+export function checkLoginUrl(raw: string, policy: TargetPolicy): void {
+  const why = portRefusal(new URL(raw), policy);
+  if (why) throw new BadRequestError(`login_url: ${why}`, [{ code: "login_url", message: why }]);
 }

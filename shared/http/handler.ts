@@ -116,7 +116,8 @@ async function respond<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B ex
 ): Promise<R | HttpResponse> {
   const requestId = event.requestContext?.requestId ?? "unknown";
   try {
-    const org = caller(event);
+    const decoded = { ...event, pathParameters: decodedPathParameters(event) };
+    const org = caller(decoded);
     const raw = { contentType: headerValue(event.headers, "content-type"), bytes: rawBody(event) };
     const limit = schemas.rawBodyLimit ?? maxJsonBodyBytes;
     if (raw.bytes.length > limit) throw new PayloadTooLargeError(limit);
@@ -124,7 +125,7 @@ async function respond<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B ex
       ...(org === undefined ? {} : { org }),
       requestId,
       raw,
-      params: parse(schemas.params, event.pathParameters ?? {}, "path"),
+      params: parse(schemas.params, decoded.pathParameters ?? {}, "path"),
       query: parse(schemas.query, event.queryStringParameters ?? {}, "query"),
       body: schemas.body ? parse(schemas.body, jsonBody(raw), "body") : undefined,
     } as HttpRequest<z.infer<P>, z.infer<Q>, z.infer<B>>;
@@ -168,6 +169,26 @@ function parse<T extends z.ZodMiniType>(schema: T | undefined, input: unknown, w
   }));
   const summary = details.map((detail) => `${detail.code}: ${detail.message}`).join("; ");
   throw new BadRequestError(`invalid request ${where}: ${summary}`, details);
+}
+
+/**
+ * API Gateway's REST API hands path parameters over as the client sent them, percent-escapes
+ * included (the local gateway does the same), so they are decoded here, once, for both.
+ */
+function decodedPathParameters(event: APIGatewayProxyEvent): APIGatewayProxyEvent["pathParameters"] {
+  if (!event.pathParameters) return null;
+  const decoded: Record<string, string> = {};
+  for (const [name, value] of Object.entries(event.pathParameters)) {
+    if (value === undefined) continue;
+    try {
+      decoded[name] = decodeURIComponent(value);
+    } catch {
+      throw new BadRequestError(`path ${event.path} holds a malformed percent-escape in '${value}'`, [
+        { code: name, message: "malformed percent-escape: '%' must be followed by two hex digits that spell UTF-8" },
+      ]);
+    }
+  }
+  return decoded;
 }
 
 function rawBody(event: APIGatewayProxyEvent): Buffer {

@@ -22,7 +22,7 @@ const fillRate = z
   .number()
   .check(z.int("must be a whole percentage"), z.minimum(1, "must be at least 1 (percent of the pool per minute)"), z.maximum(100_000));
 
-/** Any URL Chromium resolves (chrome:// pages too), as the official client documents. */
+/** Which schemes and hosts a browser may start at is the core's rule (`vetStartUrl`): each launch checks it again. */
 const startUrl = z.url({ error: "must be a URL" }).check(z.maxLength(2048, "must be at most 2048 characters"));
 
 const profileRef = (id: z.ZodMiniType<string>) =>

@@ -2,9 +2,14 @@
 // checks it uses (about 20 KB rather than 90 KB per function).
 import * as z from "zod/mini";
 import { browserTelemetryCategories } from "../domain/connection.ts";
-import { namePattern } from "../domain/profile.ts";
+import { isOnlyDots, namePattern, onlyDotsProblem } from "../domain/profile.ts";
 
-export const nameSchema = z.string().check(z.regex(namePattern, "must be 1 to 255 characters of letters, digits, '.', '_' or '-'"));
+export const nameSchema = z
+  .string()
+  .check(
+    z.regex(namePattern, "must be 1 to 255 characters of letters, digits, '.', '_' or '-'"),
+    z.refine((name) => !isOnlyDots(name), onlyDotsProblem),
+  );
 
 const integerParam = (min: number, max: number, fallback: number) =>
   z._default(

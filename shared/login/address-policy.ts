@@ -1,53 +1,45 @@
-import { BlockList, isIPv4, isIPv6 } from "node:net";
+import ipaddr from "ipaddr.js";
+import { isIP } from "node:net";
 
 /**
  * Which IP addresses the login engine may open a connection to. The check runs on the resolved
  * address, never on the host name, so a public-looking name that resolves inward is caught too.
+ * The special-purpose ranges come from ipaddr.js's table (the IANA registries); only its
+ * `unicast` is public, so a range it adds later is refused until classed here.
  */
 
 export type AddressClass = "loopback" | "private" | "link-local" | "reserved" | "public";
 
-const ranges: Record<Exclude<AddressClass, "public">, Array<[string, number, "ipv4" | "ipv6"]>> = {
-  loopback: [
-    ["127.0.0.0", 8, "ipv4"],
-    ["::1", 128, "ipv6"],
-  ],
-  private: [
-    ["10.0.0.0", 8, "ipv4"],
-    ["172.16.0.0", 12, "ipv4"],
-    ["192.168.0.0", 16, "ipv4"],
-    ["100.64.0.0", 10, "ipv4"],
-    ["fc00::", 7, "ipv6"],
-    ["fec0::", 10, "ipv6"],
-  ],
+const classOfRange: Record<string, AddressClass> = {
+  unicast: "public",
+  loopback: "loopback",
+  private: "private",
+  carrierGradeNat: "private",
+  uniqueLocal: "private",
+  deprecatedSiteLocal: "private",
   // 169.254.169.254 (the cloud metadata service) lives here, and AWS's IPv6 one (fd00:ec2::254) under fc00::/7.
-  "link-local": [
-    ["169.254.0.0", 16, "ipv4"],
-    ["fe80::", 10, "ipv6"],
-  ],
-  reserved: [
-    ["0.0.0.0", 8, "ipv4"],
-    ["192.0.0.0", 24, "ipv4"],
-    ["198.18.0.0", 15, "ipv4"],
-    ["224.0.0.0", 4, "ipv4"],
-    ["240.0.0.0", 4, "ipv4"],
-    ["::", 128, "ipv6"],
-    ["ff00::", 8, "ipv6"],
-  ],
+  linkLocal: "link-local",
 };
 
-const blockLists = Object.entries(ranges).map(([addressClass, subnets]) => {
-  const list = new BlockList();
-  for (const [network, prefix, family] of subnets) list.addSubnet(network, prefix, family);
-  return { addressClass: addressClass as AddressClass, list };
-});
+// Only 2000::/3 is allocated for global unicast (RFC 4291 section 2.4, IANA IPv6 Address Space);
+// ipaddr.js calls the rest of the unassigned space `unicast`, e.g. RFC 9780's 100:0:0:1::/64.
+const globalUnicastV6 = ipaddr.IPv6.parseCIDR("2000::/3");
+// Well-known NAT64 (RFC 6052); ipaddr.js's `rfc6052` also holds the local-use 64:ff9b:1::/48 (RFC 8215), which carries no fixed IPv4 position.
+const wellKnownNat64 = ipaddr.IPv6.parseCIDR("64:ff9b::/96");
 
 export function classifyAddress(address: string): AddressClass {
-  const embedded = embeddedIpv4(address);
-  if (embedded) return classifyAddress(embedded);
-  const family = isIPv4(address) ? "ipv4" : isIPv6(address) ? "ipv6" : null;
-  if (!family) throw new Error(`not an IP address: ${address}`);
-  return blockLists.find(({ list }) => list.check(address, family))?.addressClass ?? "public";
+  if (isIP(address) === 0) throw new Error(`not an IP address: ${address}`);
+  return classify(ipaddr.parse(address));
+}
+
+function classify(address: ipaddr.IPv4 | ipaddr.IPv6): AddressClass {
+  if (address.kind() === "ipv6") {
+    const ipv6 = address as ipaddr.IPv6;
+    const embedded = embeddedIpv4(ipv6);
+    if (embedded) return classify(embedded);
+    if (!ipv6.match(globalUnicastV6) && ipv6.range() === "unicast") return "reserved";
+  }
+  return classOfRange[address.range()] ?? "reserved";
 }
 
 /**
@@ -64,34 +56,12 @@ export function addressRefusal(address: string, allowPrivateTargets: boolean): s
 }
 
 /**
- * The IPv4 address an IPv6 address carries (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d,
- * NAT64 64:ff9b::/96, 6to4 2002::/16), so ::ffff:127.0.0.1 is judged as 127.0.0.1.
+ * The IPv4 address an IPv6 address carries (IPv4-mapped ::ffff:a.b.c.d, NAT64 64:ff9b::/96,
+ * 6to4 2002::/16), so ::ffff:127.0.0.1 is judged as 127.0.0.1.
  */
-function embeddedIpv4(address: string): string | null {
-  if (!isIPv6(address)) return null;
-  const groups = ipv6Groups(address);
-  const asIpv4 = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
-  const zeroPrefix = groups.slice(0, 5).every((group) => group === 0);
-  if (zeroPrefix && groups[5] === 0xffff) return asIpv4(groups[6]!, groups[7]!);
-  if (zeroPrefix && groups[5] === 0 && (groups[6]! > 0 || groups[7]! > 1)) return asIpv4(groups[6]!, groups[7]!);
-  if (groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((group) => group === 0)) {
-    return asIpv4(groups[6]!, groups[7]!);
-  }
-  if (groups[0] === 0x2002) return asIpv4(groups[1]!, groups[2]!);
+function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+  if (address.isIPv4MappedAddress()) return address.toIPv4Address();
+  if (address.match(wellKnownNat64)) return new ipaddr.IPv4(address.toByteArray().slice(12, 16));
+  if (address.range() === "6to4") return new ipaddr.IPv4(address.toByteArray().slice(2, 6));
   return null;
-}
-
-/** The eight 16-bit groups of a valid IPv6 address, with `::` expanded and a dotted-quad tail converted. */
-function ipv6Groups(address: string): number[] {
-  let text = address.replace(/%.*$/, "");
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.split("::") as [string, string | undefined];
-  const parse = (part: string) => (part ? part.split(":").map((group) => parseInt(group, 16)) : []);
-  const headGroups = parse(head);
-  const tailGroups = tail === undefined ? [] : parse(tail);
-  return [...headGroups, ...new Array<number>(8 - headGroups.length - tailGroups.length).fill(0), ...tailGroups];
 }

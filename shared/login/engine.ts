@@ -5,7 +5,7 @@ import { log } from "../log.ts";
 import { analyzeStep, automaticRequest, encodeForm, hasPasswordForm, isLoginUrl, type LoginStep, type StepPlan } from "./forms.ts";
 import { createWebClient, RefusedRequestError, UnreachableError, type NetworkOptions, type Page, type PageRequest } from "./http.ts";
 import { parsePage, type PageModel } from "./page.ts";
-import { hostOf, scopeRefusal } from "./scope.ts";
+import { hostOf, scopeRefusal, type ScopePolicy } from "./scope.ts";
 import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "./session.ts";
 import { readSubmission } from "./submission.ts";
 import type {
@@ -81,7 +81,7 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     return outcomeOf(async () => {
       const jar = emptyJar();
       const history: string[] = [];
-      const step = await findLoginPage(target, (url) => load(jar, target, { url }, history));
+      const step = await findLoginPage(target, options, (url) => load(jar, target, { url }, history));
       const state: FlowState = {
         version: 1,
         jar: serializeJar(jar),
@@ -157,12 +157,12 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
 }
 
 /** The login page: `loginUrl`, or the domain's home page, or a sign-in link on either. */
-async function findLoginPage(target: LoginTarget, load: (url: string) => Promise<Loaded>): Promise<LoginStep> {
+async function findLoginPage(target: LoginTarget, policy: ScopePolicy, load: (url: string) => Promise<Loaded>): Promise<LoginStep> {
   const entry = target.loginUrl ? await load(target.loginUrl) : await loadHomePage(target.domain, load);
   checkBlocked(entry);
   const entryStep = analyzeStep(entry.model, null);
   if (entryStep) return entryStep;
-  for (const link of signInLinks(entry.model, target).slice(0, 3)) {
+  for (const link of signInLinks(entry.model, target, policy).slice(0, 3)) {
     const linked = await load(link);
     checkBlocked(linked);
     const step = analyzeStep(linked.model, null);
@@ -184,9 +184,9 @@ async function loadHomePage(domain: string, load: (url: string) => Promise<Loade
   }
 }
 
-function signInLinks(model: PageModel, target: LoginTarget): string[] {
+function signInLinks(model: PageModel, target: LoginTarget, policy: ScopePolicy): string[] {
   const scored = model.links
-    .filter((link) => scopeRefusal(new URL(link.href), target) === null && link.href !== model.url)
+    .filter((link) => scopeRefusal(new URL(link.href), target, policy) === null && link.href !== model.url)
     .map((link) => ({ href: link.href, score: (signInLinkText.test(link.text) ? 2 : 0) + (isLoginUrl(link.href) ? 1 : 0) }))
     .filter((link) => link.score > 0)
     .sort((a, b) => b.score - a.score);

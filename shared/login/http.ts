@@ -80,6 +80,8 @@ export interface WebClient {
 
 const maxRedirects = 10;
 const maxBodyBytes = 4 * 1024 * 1024;
+// A few KiB of gzip or brotli can expand to gigabytes: the decoder stops here, before a Lambda runs out of memory.
+const maxDecodedBodyBytes = 10 * 1024 * 1024;
 // The Chromium the service ships: some sites answer unknown clients with a bot wall.
 const userAgent = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/147.0.0.0 Safari/537.36";
 
@@ -163,7 +165,7 @@ export function createWebClient(options: NetworkOptions): WebClient {
     const visited: string[] = [];
     for (let hop = 0; ; hop++) {
       if (hop > maxRedirects) throw new UnreachableError(`${hostOf(url)} redirected more than ${maxRedirects} times`);
-      const refusal = scopeRefusal(url, target);
+      const refusal = scopeRefusal(url, target, options);
       if (refusal) throw new RefusedRequestError("out_of_scope", `refused to follow a link: ${refusal}`);
       const endpoint = await vet(url);
       visited.push(url.href);
@@ -224,12 +226,16 @@ async function readBody(response: IncomingMessage, host: string): Promise<string
     throw new UnreachableError(`${host} broke off its answer: ${errorCode(error)}`);
   }
   let raw = Buffer.concat(chunks);
+  const limit = { maxOutputLength: maxDecodedBodyBytes };
   try {
     const encoding = (response.headers["content-encoding"] ?? "").trim().toLowerCase();
-    if (encoding === "gzip" || encoding === "x-gzip") raw = gunzipSync(raw);
-    else if (encoding === "deflate") raw = inflateSync(raw);
-    else if (encoding === "br") raw = brotliDecompressSync(raw);
-  } catch {
+    if (encoding === "gzip" || encoding === "x-gzip") raw = gunzipSync(raw, limit);
+    else if (encoding === "deflate") raw = inflateSync(raw, limit);
+    else if (encoding === "br") raw = brotliDecompressSync(raw, limit);
+  } catch (error) {
+    if (errorCode(error) === "ERR_BUFFER_TOO_LARGE") {
+      throw new UnreachableError(`${host} sent a page bigger than ${maxDecodedBodyBytes} bytes once decompressed`);
+    }
     throw new UnreachableError(`${host} sent a body that does not decompress`);
   }
   return decodeText(raw, response.headers["content-type"]);

@@ -30,9 +30,30 @@ function isWithin(host: string, domain: string): boolean {
   return host === domain || (isIP(domain) === 0 && host.endsWith(`.${domain}`));
 }
 
+/** What the deployment lets the engine reach beyond the target's own rules. */
+export interface ScopePolicy {
+  /** Local mode: test sites listen on any port. */
+  allowPrivateTargets: boolean;
+}
+
+const webPorts = new Set(["80", "443"]);
+
+/**
+ * Why this deployment must not send a request to `url`'s port, or null when it may. A deployment
+ * that reaches only public sites talks to the web's own ports, not to whatever else a public host
+ * exposes (an admin console, a database, a mail server).
+ */
+export function portRefusal(url: URL, policy: ScopePolicy): string | null {
+  // URL leaves `port` empty when it is the scheme's default (80 for http, 443 for https).
+  if (policy.allowPrivateTargets || url.port === "" || webPorts.has(url.port)) return null;
+  return `port ${url.port} is not 80 or 443, the only ports this deployment connects to`;
+}
+
 /** Why the engine must not request `url` for this target, or null when it may. */
-export function scopeRefusal(url: URL, target: LoginTarget): string | null {
+export function scopeRefusal(url: URL, target: LoginTarget, policy: ScopePolicy): string | null {
   if (url.protocol !== "http:" && url.protocol !== "https:") return `${url.protocol} links are not followed`;
+  const portProblem = portRefusal(url, policy);
+  if (portProblem) return `${url.host}: ${portProblem}`;
   const host = hostOf(url);
   const domains = [target.domain, ...target.allowedDomains].map((domain) => domain.toLowerCase());
   if (domains.some((domain) => isWithin(host, domain)) || ssoProviderOfHost(host)) return null;

@@ -9,8 +9,10 @@ import type {
   TimelineEvent,
   TimelineRecord,
 } from "../domain/connection.ts";
+import type { Profile } from "../domain/profile.ts";
 import { isConditionFailure, newestFirst, transact, withoutKeys, writeBatch } from "./dynamo.ts";
 import { indexKeys, keys, timelinePrefix } from "./keys.ts";
+import { newProfileItems } from "./profiles-store.ts";
 import { tableDefinition } from "./table.ts";
 
 /** The stored item: the connection with its keys and the keys of the three list indexes. */
@@ -30,11 +32,27 @@ export function connectionItem(connection: Connection) {
 }
 
 /**
- * The insert, as one transaction: the connection, its (org, profile id, domain) guard put only if
- * absent, and the profile's connection count, which requires the profile to still exist. So at
- * most one connection per pair, and none for a profile deleted meanwhile.
+ * The create, as one transaction: the connection, its (org, profile id, domain) guard put only if
+ * absent, and its profile: a new one put with its name item only if the name is free, or the
+ * existing one's connection count, which requires the profile to still exist. So a create happens
+ * whole or not at all, with at most one connection per pair, none for a profile deleted meanwhile,
+ * and one profile per name. The profile's items come third (and fourth): a failed third item is a
+ * lost race on the profile.
  */
-export function insertConnectionItems(tableName: string, connection: Connection) {
+export function insertConnectionItems(tableName: string, connection: Connection, newProfile?: Profile) {
+  const profileItems = newProfile
+    ? newProfileItems(tableName, connection.org, newProfile, 1)
+    : [
+        {
+          Update: {
+            TableName: tableName,
+            Key: keys.profile(connection.org, connection.profile_id),
+            UpdateExpression: "ADD connection_count :one",
+            ConditionExpression: "attribute_exists(pk)",
+            ExpressionAttributeValues: { ":one": 1 },
+          },
+        },
+      ];
   return [
     { Put: { TableName: tableName, Item: connectionItem(connection), ConditionExpression: "attribute_not_exists(pk)" } },
     {
@@ -48,15 +66,7 @@ export function insertConnectionItems(tableName: string, connection: Connection)
         ConditionExpression: "attribute_not_exists(pk)",
       },
     },
-    {
-      Update: {
-        TableName: tableName,
-        Key: keys.profile(connection.org, connection.profile_id),
-        UpdateExpression: "ADD connection_count :one",
-        ConditionExpression: "attribute_exists(pk)",
-        ExpressionAttributeValues: { ":one": 1 },
-      },
-    },
+    ...profileItems,
   ];
 }
 
@@ -144,18 +154,19 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
     }
   }
 
-  async function insert(connection: Connection): Promise<InsertOutcome> {
+  async function insert(connection: Connection, newProfile?: Profile): Promise<InsertOutcome> {
     const outcome = await transact(db, {
-      TransactItems: insertConnectionItems(tableName, connection),
+      TransactItems: insertConnectionItems(tableName, connection, newProfile),
     });
     if (outcome.committed) return { outcome: "created" };
     const [, guardReason, profileReason] = outcome.reasons;
     if (guardReason === "ConditionalCheckFailed") {
       const existingId = await readGuard(connection.org, connection.profile_id, connection.domain);
-      // A guard that vanished between the failure and this read was deleted: the pair is free again.
-      return existingId ? { outcome: "duplicate", existingId } : insert(connection);
+      // A guard that vanished between the failure and this read was deleted: the pair is free
+      // again, and the caller's next pass (bounded) tries once more.
+      return existingId ? { outcome: "duplicate", existingId } : { outcome: "raced" };
     }
-    if (profileReason === "ConditionalCheckFailed") return { outcome: "profileGone" };
+    if (profileReason === "ConditionalCheckFailed") return { outcome: "raced" };
     throw new Error(`connection insert cancelled: ${outcome.reasons.join(", ")}`);
   }
 
@@ -172,6 +183,23 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
     get,
 
     insert,
+
+    async markWorkflowStarted(org, id, executionArn) {
+      try {
+        await db.send(new UpdateCommand({
+          TableName: tableName,
+          Key: keys.connection(org, id),
+          UpdateExpression: "REMOVE workflow_start_pending",
+          // Guard: only while the record still names the execution that started, and never on a deleted record.
+          ConditionExpression: "attribute_exists(pk) AND execution_arn = :arn",
+          ExpressionAttributeValues: { ":arn": executionArn },
+        }));
+        return true;
+      } catch (error) {
+        if (isConditionFailure(error)) return false;
+        throw error;
+      }
+    },
 
     async list({ org, scope, offset, limit, matches }): Promise<Page<Connection>> {
       const found = await scoped(scope, org, offset + limit + 1, matches);
@@ -207,7 +235,8 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
         await db.send(new UpdateCommand({
           TableName: tableName,
           Key: keys.connection(org, id),
-          UpdateExpression: "SET execution_arn = :next, workflow_generation = :generation",
+          // The new execution runs, so a record a create left without one has its workflow now.
+          UpdateExpression: "SET execution_arn = :next, workflow_generation = :generation REMOVE workflow_start_pending",
           // Guard: only the execution the record points at may hand over, and never to a deleted record.
           ConditionExpression: "attribute_exists(pk) AND execution_arn = :expected",
           ExpressionAttributeValues: { ":next": next.arn, ":generation": next.generation, ":expected": expectedArn },

@@ -8,6 +8,36 @@ import { tableDefinition } from "./table.ts";
 /** A lost race costs one pass; losing this many in a row means something else is wrong. */
 const maxPasses = 4;
 
+/**
+ * A new profile's writes: its name item, put only if absent (one profile per name), and the profile
+ * itself, counting `connectionCount` connections written in the same transaction.
+ */
+export function newProfileItems(tableName: string, org: string, profile: Profile, connectionCount: number) {
+  return [
+    {
+      Put: {
+        TableName: tableName,
+        Item: { ...keys.profileName(org, profile.name), entity: "profile_name", profile_id: profile.id },
+        ConditionExpression: "attribute_not_exists(pk)",
+      },
+    },
+    {
+      Put: {
+        TableName: tableName,
+        Item: {
+          ...keys.profile(org, profile.id),
+          entity: "profile",
+          gsi1pk: indexKeys.profilesOfOrg(org),
+          gsi1sk: indexKeys.createdOrder(profile.created_at, profile.id),
+          ...profile,
+          connection_count: connectionCount,
+        },
+        ConditionExpression: "attribute_not_exists(pk)",
+      },
+    },
+  ];
+}
+
 export function dynamoProfileStore(db: DynamoDBDocumentClient, tableName: string): ProfileStore {
   async function findByName(org: string, name: string): Promise<ProfileRef | undefined> {
     const guard = await db.send(new GetCommand({ TableName: tableName, Key: keys.profileName(org, name), ConsistentRead: true }));
@@ -21,31 +51,7 @@ export function dynamoProfileStore(db: DynamoDBDocumentClient, tableName: string
 
   async function insert(org: string, profile: Profile): Promise<boolean> {
     // Guard: the name item is put only if absent, together with the profile: one profile per name.
-    const outcome = await transact(db, {
-      TransactItems: [
-        {
-          Put: {
-            TableName: tableName,
-            Item: { ...keys.profileName(org, profile.name), entity: "profile_name", profile_id: profile.id },
-            ConditionExpression: "attribute_not_exists(pk)",
-          },
-        },
-        {
-          Put: {
-            TableName: tableName,
-            Item: {
-              ...keys.profile(org, profile.id),
-              entity: "profile",
-              gsi1pk: indexKeys.profilesOfOrg(org),
-              gsi1sk: indexKeys.createdOrder(profile.created_at, profile.id),
-              ...profile,
-              connection_count: 0,
-            },
-            ConditionExpression: "attribute_not_exists(pk)",
-          },
-        },
-      ],
-    });
+    const outcome = await transact(db, { TransactItems: newProfileItems(tableName, org, profile, 0) });
     return outcome.committed;
   }
 
@@ -53,17 +59,6 @@ export function dynamoProfileStore(db: DynamoDBDocumentClient, tableName: string
     findByName,
     get,
     insert,
-
-    async getOrCreateByName(org, candidate) {
-      for (let pass = 1; pass <= maxPasses; pass++) {
-        if (pass > 1) await pauseAfterLostRace(pass);
-        const existing = await findByName(org, candidate.name);
-        if (existing) return existing;
-        // Of two concurrent creators one inserts; the other reads the winner on its next pass.
-        if (await insert(org, candidate)) return { id: candidate.id, name: candidate.name };
-      }
-      throw new Error(`profile '${candidate.name}' kept changing while it was being created`);
-    },
 
     async list({ org, offset, limit, matches }): Promise<Page<Profile>> {
       const found = await newestFirst<Profile>(db, tableName, { index: tableDefinition.indexes.byOrg }, indexKeys.profilesOfOrg(org), offset + limit + 1, matches);

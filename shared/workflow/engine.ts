@@ -1,4 +1,4 @@
-import { ExecutionDoesNotExist, InvalidToken, SendTaskSuccessCommand, StartExecutionCommand, StopExecutionCommand, TaskDoesNotExist, TaskTimedOut, type SFNClient } from "@aws-sdk/client-sfn";
+import { ExecutionAlreadyExists, ExecutionDoesNotExist, InvalidToken, SendTaskSuccessCommand, StartExecutionCommand, StopExecutionCommand, TaskDoesNotExist, TaskTimedOut, type SFNClient } from "@aws-sdk/client-sfn";
 import type { FlowSignal } from "../domain/login-flows.ts";
 import type { WorkflowEngine } from "../domain/workflow.ts";
 import type { FlowExecutionInput, WorkflowState } from "./definition.ts";
@@ -14,8 +14,16 @@ export function sfnWorkflowEngine(sfn: SFNClient, stateMachineArn: string): Work
     executionArn: (name) => executionArn(stateMachineArn, name),
 
     async start(name: string, input: WorkflowState | FlowExecutionInput) {
-      const result = await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
-      return result.executionArn ?? executionArn(stateMachineArn, name);
+      try {
+        const result = await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
+        return result.executionArn ?? executionArn(stateMachineArn, name);
+      } catch (error) {
+        // Step Functions answers the same name and input of a running execution with that execution,
+        // and anything else of a name it has seen (ended, or other input) with this error: either
+        // way that name's execution was started, which is all a start by name asks for.
+        if (error instanceof ExecutionAlreadyExists) return executionArn(stateMachineArn, name);
+        throw error;
+      }
     },
 
     async stop(arn: string) {

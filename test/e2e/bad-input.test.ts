@@ -46,6 +46,12 @@ const cases: Array<{ name: string; request: [string, string, Attempt]; status: n
   { name: "login_url that is not http", request: create({ domain: "x.com", profile_name: "p", login_url: "ftp://x.com" }), status: 400, code: "bad_request", mentions: "login_url" },
   { name: "credential of no known shape", request: create({ domain: "x.com", profile_name: "p", credential: { path: "a/b" } }), status: 400, code: "bad_request", mentions: "credential" },
   { name: "allowed_domains with a URL", request: create({ domain: "x.com", profile_name: "p", allowed_domains: ["ok.com", "http://no.com"] }), status: 400, code: "bad_request", mentions: "allowed_domains[1]" },
+  { name: "domain that is a public suffix (co.uk)", request: create({ domain: "co.uk", profile_name: "p" }), status: 400, code: "bad_request", mentions: "domain: 'co.uk' is a public suffix" },
+  { name: "domain that is a private public suffix (github.io)", request: create({ domain: "github.io", profile_name: "p" }), status: 400, code: "bad_request", mentions: "domain: 'github.io' is a public suffix" },
+  { name: "domain that is a top-level domain (com)", request: create({ domain: "com", profile_name: "p" }), status: 400, code: "bad_request", mentions: "domain: 'com' is a public suffix" },
+  { name: "allowed_domains with a public suffix", request: create({ domain: "x.com", profile_name: "p", allowed_domains: ["ok.com", "github.io"] }), status: 400, code: "bad_request", mentions: "allowed_domains[1]: 'github.io' is a public suffix" },
+  { name: "update with a public suffix in allowed_domains", request: patch({ allowed_domains: ["co.uk"] }), status: 400, code: "bad_request", mentions: "allowed_domains[0]: 'co.uk' is a public suffix" },
+  { name: "credential for a public suffix", request: ["POST", "/credentials", { json: { name: "c", domain: "co.uk", values: { password: "x" } } }], status: 400, code: "bad_request", mentions: "domain: 'co.uk' is a public suffix" },
   { name: "proxy by name", request: create({ domain: "x.com", profile_name: "p", proxy: { name: "eu" } }), status: 400, code: "bad_request", mentions: "proxy" },
   { name: "duplicate create", request: create({ domain: "taken.com", profile_name: "owner" }), status: 409, code: "conflict", mentions: "already exists" },
   { name: "create as form data", request: ["POST", "/auth/connections", { raw: "domain=x.com", contentType: "application/x-www-form-urlencoded" }], status: 415, code: "unsupported_media_type", mentions: "application/json" },
@@ -64,6 +70,11 @@ const cases: Array<{ name: string; request: [string, string, Attempt]; status: n
   { name: "wrong token", request: ["GET", "/auth/connections", { auth: "Bearer ak_wrong" }], status: 401, code: "unauthorized", mentions: "API key" },
   { name: "token without Bearer", request: ["DELETE", "/auth/connections/{existing}", { auth: "ak_wrong" }], status: 401, code: "unauthorized", mentions: "API key" },
   { name: "unknown route", request: ["GET", "/auth/nothing-here", {}], status: 404, code: "not_found", mentions: "/auth/nothing-here" },
+  { name: "get with a malformed percent-escape", request: ["GET", "/auth/connections/%ZZ", {}], status: 400, code: "bad_request", mentions: "/auth/connections/%ZZ" },
+  { name: "get with a truncated UTF-8 escape", request: ["GET", "/auth/connections/%E0%A4%A", {}], status: 400, code: "bad_request", mentions: "/auth/connections/%E0%A4%A" },
+  { name: "delete with an escape that is no UTF-8", request: ["DELETE", "/auth/connections/%ff", {}], status: 400, code: "bad_request", mentions: "/auth/connections/%ff" },
+  { name: "profile_name '.'", request: create({ domain: "x.com", profile_name: "." }), status: 400, code: "bad_request", mentions: "profile_name: must not be only dots" },
+  { name: "profile_name '..'", request: create({ domain: "x.com", profile_name: ".." }), status: 400, code: "bad_request", mentions: "profile_name: must not be only dots" },
 ];
 
 describe("bad input", () => {

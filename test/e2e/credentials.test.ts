@@ -142,6 +142,8 @@ const cases: Array<{ name: string; request: [string, string, Attempt]; status: n
   { name: "list with limit 0", request: ["GET", "/credentials?limit=0", {}], status: 400, code: "bad_request", mentions: "limit" },
   { name: "list by a domain with a port", request: ["GET", "/credentials?domain=x.com:443", {}], status: 400, code: "bad_request", mentions: "domain" },
   { name: "no API key", request: ["POST", "/credentials", { json: valid, auth: null }], status: 401, code: "unauthorized", mentions: "API key" },
+  { name: "name '.'", request: create({ ...valid, name: "." }), status: 400, code: "bad_request", mentions: "name: must not be only dots" },
+  { name: "rename to '..'", request: patch({ name: ".." }), status: 400, code: "bad_request", mentions: "name: must not be only dots" },
 ];
 
 describe("bad credential input", () => {

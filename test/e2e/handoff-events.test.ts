@@ -99,20 +99,27 @@ describe("following a connection's flow with the official client", () => {
     for (const event of stream.seen) expect(Date.parse(event.timestamp), event.event).not.toBeNaN();
   });
 
-  it("sends a heartbeat every SSE_HEARTBEAT_SECONDS while the flow waits", async () => {
+  it("sends heartbeats while the flow waits, and the next change still comes through", async () => {
     const connection = await aConnection();
     await setFlow(connection.id, awaitingInput);
     const stream = states(await client.auth.connections.follow(connection.id));
 
     const first = await stream.nextEvent();
-    const started = Date.now();
     const second = await stream.nextEvent();
-    const waited = Date.now() - started;
+    const third = await stream.nextEvent();
+    const unchanged = await client.auth.connections.retrieve(connection.id);
+    await setFlow(connection.id, { flow_step: "SUBMITTING" });
+    const change = await stream.next();
     await stream.close();
+    const times = [first, second, third].map((event) => Date.parse(event!.timestamp));
 
     expect(first).toMatchObject({ event: "managed_auth_state", flow_step: "AWAITING_INPUT" });
+    // Heartbeats, not states, woke the reader: the record had not changed.
     expect(second).toEqual({ event: "sse_heartbeat", timestamp: expect.any(String) });
-    expect(waited).toBeLessThan(3000);
+    expect(third).toEqual({ event: "sse_heartbeat", timestamp: expect.any(String) });
+    expect(unchanged.flow_step).toBe("AWAITING_INPUT");
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(change).toMatchObject({ event: "managed_auth_state", flow_step: "SUBMITTING" });
   });
 
   it("sends the state once and ends when no flow ever started", async () => {

@@ -69,6 +69,10 @@ const cases: Array<{ name: string; request: () => Request; status: number; code:
   { name: "fill rate 0", request: () => create({ size: 1, fill_rate_per_minute: 0 }), status: 400, code: "bad_request", mentions: "fill_rate_per_minute" },
   { name: "name with a slash", request: () => create({ size: 1, name: "a/b" }), status: 400, code: "bad_request", mentions: "name" },
   { name: "start_url that is no URL", request: () => create({ size: 1, start_url: "not a url" }), status: 400, code: "bad_request", mentions: "start_url" },
+  ...["file:///etc/passwd", "javascript:alert(1)", "data:text/html,x", "x-unknown:thing"].flatMap((startUrl) => [
+    { name: `start_url ${startUrl}`, request: (): Request => create({ size: 1, start_url: startUrl }), status: 400, code: "bad_request", mentions: "start_url: the scheme" },
+    { name: `update to start_url ${startUrl}`, request: (): Request => update({ start_url: startUrl }), status: 400, code: "bad_request", mentions: "start_url: the scheme" },
+  ]),
   { name: "profile naming nothing", request: () => create({ size: 1, profile: {} }), status: 400, code: "bad_request", mentions: "profile" },
   { name: "profile that does not exist", request: () => create({ size: 1, profile: { name: "ghost" } }), status: 404, code: "not_found", mentions: "ghost" },
   { name: "duplicate name", request: () => create({ size: 1, name: "main" }), status: 409, code: "conflict", mentions: "main" },
@@ -86,6 +90,8 @@ const cases: Array<{ name: string; request: () => Request; status: number; code:
   { name: "release of an idle session", request: () => release({ session_id: idleSession }), status: 409, code: "conflict", mentions: "not leased" },
   { name: "list with limit 0", request: () => ["GET", "/browser_pools?limit=0"], status: 400, code: "bad_request", mentions: "limit" },
   { name: "body over 1 MiB", request: () => ["POST", "/browser_pools", undefined, `{"size": 1, "name": "${"x".repeat(1024 * 1024)}"}`], status: 413, code: "payload_too_large", mentions: "limit" },
+  { name: "name '..'", request: () => create({ size: 1, name: ".." }), status: 400, code: "bad_request", mentions: "name: must not be only dots" },
+  { name: "rename to '.'", request: () => update({ name: "." }), status: 400, code: "bad_request", mentions: "name: must not be only dots" },
 ];
 
 describe("bad input to the pool routes", () => {
@@ -102,6 +108,15 @@ describe("bad input to the pool routes", () => {
     expect(answer.body.message).toContain(mentions);
     expect(await tableContents()).toEqual(before);
     expect([...chromiumProcesses(browserRoot).keys()].sort()).toEqual(processesBefore);
+  });
+
+  it("still takes Chromium's own pages as a start_url", async () => {
+    for (const startUrl of ["chrome://version", "about:blank"]) {
+      const answer = await call<PoolResource>("PATCH", "/browser_pools/main", { start_url: startUrl });
+      expect(answer.status).toBe(200);
+      expect(answer.body.browser_pool_config.start_url).toBe(startUrl);
+    }
+    expect((await call<PoolResource>("PATCH", "/browser_pools/main", { start_url: "" })).body.browser_pool_config).not.toHaveProperty("start_url");
   });
 
   it("answers acquire with 503 and the reason where no browser provider exists (the AWS deployment)", async () => {

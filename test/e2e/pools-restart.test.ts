@@ -60,7 +60,7 @@ describe("npm start after a crash", () => {
     expect(survivors.size).toBe(2);
     const [idleSession, idlePid] = [...survivors].find(([session]) => session !== leased.session_id) as [string, number];
     process.kill(-idlePid, "SIGKILL");
-    const orphan = await localChromium({ root: browserRoot }).launch({ sessionId: "bs_orphan", startUrl: null });
+    const orphan = await localChromium({ root: browserRoot, unpackDir: join(dataDir, "chromium") }).launch({ sessionId: "bs_orphan", startUrl: null });
     expect(chromiumProcesses(browserRoot).has("bs_orphan")).toBe(true);
 
     const second = start();

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readTarEntry, writeProfileTar } from "#shared/archive/tar.ts";
 import { compressZstd } from "#shared/archive/zstd.ts";
 import { aProfileManifest, aStorageState, packTar } from "../support/archive-builders.ts";
+import { rawAccess } from "../support/raw-requests.ts";
 import { officialClient, startTestStack } from "../support/stack.ts";
 
 let stack: Awaited<ReturnType<typeof startTestStack>>;
@@ -145,7 +146,6 @@ describe("profile archives", () => {
     ["a JSON of the wrong shape", async () => Buffer.from('{"cookies": "none"}'), "application/json", "cookies"],
     ["malformed JSON", async () => Buffer.from('{"cookies": ['), "application/json", "JSON"],
     ["an empty body", async () => Buffer.alloc(0), "application/zstd", "empty"],
-    ["a wrong content type", async () => Buffer.from("hello"), "text/plain", "application/zstd"],
   ])("answers 400 to %s and keeps the stored archive", async (_name, body, contentType, mentions) => {
     await client.profiles.create({ name: `guarded-${contentType.replace(/\W/g, "")}-${mentions.length}` }).catch(() => undefined);
     const profile = `guarded-${contentType.replace(/\W/g, "")}-${mentions.length}`;
@@ -161,6 +161,44 @@ describe("profile archives", () => {
     expect(error.code).toBe("bad_request");
     expect(error.message).toContain(mentions);
     expect(after.equals(original)).toBe(true);
+  });
+
+  it("answers 415 naming the accepted types to an upload sent as text/plain, and changes nothing", async () => {
+    const { tableContents } = rawAccess(stack);
+    await client.profiles.create({ name: "plain-text-upload" });
+    const original = await compressZstd(await profileTar());
+    await upload("plain-text-upload", original, "application/zstd");
+    const before = await tableContents();
+
+    const refused = await upload("plain-text-upload", "hello", "text/plain");
+    const error = (await refused.json()) as { code: string; message: string };
+
+    expect(refused.status).toBe(415);
+    expect(refused.headers.get("x-should-retry")).toBe("false");
+    expect(error).toEqual({
+      code: "unsupported_media_type",
+      message: "unsupported content type 'text/plain': send one of application/zstd, application/x-tar, application/json",
+    });
+    expect(await tableContents()).toEqual(before);
+    expect((await bytesOf(await download("plain-text-upload"))).equals(original)).toBe(true);
+  });
+
+  it.each([
+    ["creates a profile named '.'", () => call("POST", "/profiles", JSON.stringify({ name: "." }), "application/json")],
+    ["creates a profile named '..'", () => call("POST", "/profiles", JSON.stringify({ name: ".." }), "application/json")],
+    ["renames a profile to '..'", () => call("PATCH", "/profiles/dot-target", JSON.stringify({ name: ".." }), "application/json")],
+  ])("answers 400 and changes nothing when a request %s, a name no URL path could reach", async (_name, send) => {
+    const { tableContents } = rawAccess(stack);
+    await client.profiles.create({ name: "dot-target" }).catch(() => undefined);
+    const before = await tableContents();
+
+    const refused = await send();
+    const error = (await refused.json()) as { code: string; message: string };
+
+    expect(refused.status).toBe(400);
+    expect(error.code).toBe("bad_request");
+    expect(error.message).toContain("name: must not be only dots");
+    expect(await tableContents()).toEqual(before);
   });
 
   it("answers 413 to an archive over the upload limit", async () => {

@@ -6,6 +6,7 @@ import {
   SendTaskSuccessCommand,
   StartExecutionCommand,
   StateMachineDoesNotExist,
+  StopExecutionCommand,
   TaskDoesNotExist,
   type SFNClient,
 } from "@aws-sdk/client-sfn";
@@ -26,8 +27,15 @@ afterAll(async () => {
   await local?.stop();
 });
 
-// Far in the future: the execution waits in its first state and runs no task.
-const waitingInput = JSON.stringify({ org: "o", connection_id: "ac_x", generation: 0, iteration: 0, next_check_at: "2100-01-01T00:00:00Z" });
+// An hour ahead: the execution waits in its first state and runs no task. (Much further, and the
+// wait overflows Node's timer, which then fires at once.)
+const waitingInput = JSON.stringify({
+  org: "o",
+  connection_id: "ac_x",
+  generation: 0,
+  iteration: 0,
+  next_check_at: new Date(Date.now() + 60 * 60 * 1000).toISOString(),
+});
 
 describe("the local Step Functions endpoint, through the AWS SDK", () => {
   it("starts idempotently by name and input, and refuses the same name with other input", async () => {
@@ -40,6 +48,15 @@ describe("the local Step Functions endpoint, through the AWS SDK", () => {
     expect(described.startDate).toBeInstanceOf(Date);
     await expect(
       sfn.send(new StartExecutionCommand({ stateMachineArn, name: "same-name", input: "{}" })),
+    ).rejects.toBeInstanceOf(ExecutionAlreadyExists);
+  });
+
+  it("keeps an ended execution's name, as Step Functions does: the same name and input is refused", async () => {
+    const started = await sfn.send(new StartExecutionCommand({ stateMachineArn, name: "ended-name", input: waitingInput }));
+    await sfn.send(new StopExecutionCommand({ executionArn: started.executionArn }));
+
+    await expect(
+      sfn.send(new StartExecutionCommand({ stateMachineArn, name: "ended-name", input: waitingInput })),
     ).rejects.toBeInstanceOf(ExecutionAlreadyExists);
   });
 

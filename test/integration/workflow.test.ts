@@ -4,13 +4,12 @@ import Kernel from "@onkernel/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { officialSfnClient } from "../support/official-sfn.ts";
 import { keys } from "#shared/store/keys.ts";
-import { eventually, observe } from "../support/poll.ts";
+import { eventually } from "../support/poll.ts";
 import { servicesOnFreshTable, uniqueOrg } from "../support/services.ts";
 import { officialClient } from "../support/stack.ts";
 
 /** 300 s (the shortest interval) runs in 0.3 s. */
 const timeScale = 0.001;
-const intervalMs = 300;
 
 let core: Awaited<ReturnType<typeof servicesOnFreshTable>>;
 let sfn: SFNClient;
@@ -36,6 +35,26 @@ async function runningExecutions() {
   return (await sfn.send(new ListExecutionsCommand({ stateMachineArn: core.config.STATE_MACHINE_ARN, statusFilter: "RUNNING", maxResults: 1000 }))).executions ?? [];
 }
 
+/**
+ * A connection checked every 300 s beside the ones under test. Every execution waits on the same
+ * scaled clock, so its checks count the intervals that pass: a test waits for them, not for a time,
+ * before saying something did *not* happen in those intervals.
+ */
+async function intervalWitness(org: string) {
+  const witness = await core.connections.create(org, { domain: "witness.example.com", profile_name: "witness", health_check_interval: 300 });
+  const executionArn = (await core.connectionStore.get(org, witness.id))!.execution_arn!;
+  const checks = async () => (await healthChecks(org, witness.id)).items.length;
+  return {
+    executionArn,
+    /** Resolves once `intervals` whole intervals have passed (the first check counted may come at once). */
+    async intervalsPass(intervals: number): Promise<void> {
+      const target = (await checks()) + intervals + 1;
+      await eventually(async () => ((await checks()) >= target ? true : undefined), `${intervals} more intervals of the witness`);
+    },
+    remove: () => core.connections.remove(org, witness.id),
+  };
+}
+
 async function partitionItems(org: string, id: string) {
   const result = await core.db.send(new QueryCommand({ TableName: core.tableName, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": keys.connection(org, id).pk } }));
   return result.Items ?? [];
@@ -46,6 +65,7 @@ describe("the connection workflow", () => {
     const org = uniqueOrg();
     const created = await core.connections.create(org, { domain: "checked.example.com", profile_name: "p", health_check_interval: 300 });
     const arn = (await core.connectionStore.get(org, created.id))!.execution_arn!;
+    const witness = await intervalWitness(org);
 
     const events = await eventually(async () => {
       const page = await healthChecks(org, created.id);
@@ -55,7 +75,9 @@ describe("the connection workflow", () => {
     const runningBefore = await executionStatus(arn);
     await core.connections.remove(org, created.id);
     const statusAfter = await executionStatus(arn);
-    await observe(5 * intervalMs);
+    await witness.intervalsPass(5);
+    const itemsLater = await partitionItems(org, created.id);
+    await witness.remove();
 
     expect(runningBefore).toBe("RUNNING");
     expect(events[0]).toMatchObject({ type: "health_check", status: "NEEDS_AUTH", previous_status: "NEEDS_AUTH", error_code: "no_session" });
@@ -63,7 +85,7 @@ describe("the connection workflow", () => {
     expect(checked.last_auth_check_at).not.toBeNull();
     expect(checked.status).toBe("NEEDS_AUTH");
     expect(statusAfter).toBe("ABORTED");
-    expect(await partitionItems(org, created.id)).toEqual([]);
+    expect(itemsLater).toEqual([]);
   });
 
   it("leaves no execution running after 30 connections are deleted while their checks run", async () => {
@@ -73,34 +95,46 @@ describe("the connection workflow", () => {
         core.connections.create(org, { domain: `race${index}.example.com`, profile_name: "racer", health_check_interval: 300 }),
       ),
     );
+    const witness = await intervalWitness(org);
     await eventually(async () => ((await healthChecks(org, created[29]!.id)).items.length >= 2 ? true : undefined), "checks to run");
 
     await Promise.all(created.map((connection) => core.connections.remove(org, connection.id)));
     const runningAfterDeletes = await runningExecutions();
-    await observe(3 * intervalMs);
+    await witness.intervalsPass(3);
     const runningLater = await runningExecutions();
+    await witness.remove();
 
-    expect(runningAfterDeletes).toEqual([]);
-    expect(runningLater).toEqual([]);
+    expect(runningAfterDeletes.map((execution) => execution.executionArn)).toEqual([witness.executionArn]);
+    expect(runningLater.map((execution) => execution.executionArn)).toEqual([witness.executionArn]);
   });
 
   it("applies health-check settings at the next wait without a restart", async () => {
     const org = uniqueOrg();
     const created = await core.connections.create(org, { domain: "settings.example.com", profile_name: "p", health_check_interval: 300 });
-    await eventually(async () => ((await healthChecks(org, created.id)).items.length >= 1 ? true : undefined), "a first check");
+    const witness = await intervalWitness(org);
+    const checks = async () => (await healthChecks(org, created.id)).items.length;
+    await eventually(async () => ((await checks()) >= 1 ? true : undefined), "a first check");
 
     await core.connections.update(org, created.id, { health_checks: false });
-    await observe(2 * intervalMs);
-    const afterOff = (await healthChecks(org, created.id)).items.length;
-    await observe(5 * intervalMs);
-    const stillOff = (await healthChecks(org, created.id)).items.length;
+    // A check already under way when the setting changed may still land.
+    await witness.intervalsPass(2);
+    const afterOff = await checks();
+    await witness.intervalsPass(5);
+    const stillOff = await checks();
     await core.connections.update(org, created.id, { health_checks: true, health_check_interval: 86400 });
-    await observe(5 * intervalMs);
-    const afterLongInterval = (await healthChecks(org, created.id)).items.length;
+    // The wait already running was scheduled at 300 s: its check comes, then the next is a day away.
+    const resumed = await eventually(async () => {
+      const count = await checks();
+      return count > stillOff ? count : undefined;
+    }, "the check the running wait was due for");
+    await witness.intervalsPass(5);
+    const afterLongInterval = await checks();
     await core.connections.remove(org, created.id);
+    await witness.remove();
 
     expect(stillOff).toBe(afterOff);
-    expect(afterLongInterval - stillOff).toBeLessThanOrEqual(1);
+    expect(resumed).toBe(stillOff + 1);
+    expect(afterLongInterval).toBe(resumed);
   });
 
   it("serves the timeline through the official client, newest first, filtered by type", async () => {

@@ -17,7 +17,8 @@ export interface Exchange {
 
 export interface Reply {
   status: number;
-  body: string;
+  /** Bytes as they go on the wire: a compressed page is already encoded. */
+  body: string | Buffer;
   headers?: Record<string, string>;
 }
 

@@ -10,11 +10,3 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, what: s
     await sleep(25);
   }
 }
-
-/**
- * Lets `intervals` workflow intervals pass, to show that something does *not* happen in them; this
- * is an observation window, not a wait for a result.
- */
-export function observe(milliseconds: number): Promise<void> {
-  return sleep(milliseconds);
-}

@@ -84,6 +84,28 @@ describe("httpHandler", () => {
 
     expect(JSON.parse(response.body)).toEqual({ n: 7 });
   });
+
+  it("decodes path parameters, which API Gateway hands over still percent-escaped", async () => {
+    const handler = httpHandler(noCore, { params: z.object({ id_or_name: z.string() }) }, async (request) => ok(request.params));
+
+    const response = await handler(event({ path: "/profiles/caf%C3%A9%2Dx", pathParameters: { id_or_name: "caf%C3%A9%2Dx" } }));
+
+    expect(JSON.parse(response.body)).toEqual({ id_or_name: "café-x" });
+  });
+
+  it.each(["%ZZ", "%E0%A4%A", "%ff", "%"])("answers 400 naming the path to the malformed escape %s", async (segment) => {
+    let ran = false;
+    const handler = httpHandler(noCore, { params: z.object({ id: z.string() }) }, async () => {
+      ran = true;
+      return ok({});
+    });
+
+    const response = await handler(event({ path: `/auth/connections/${segment}`, pathParameters: { id: segment } }));
+
+    expect(response.statusCode).toBe(400);
+    expect(JSON.parse(response.body)).toMatchObject({ code: "bad_request", message: expect.stringContaining(`/auth/connections/${segment}`) });
+    expect(ran).toBe(false);
+  });
 });
 
 describe("a request authorised by a handoff token", () => {

@@ -184,13 +184,15 @@ describe("validateUpload of anything else", () => {
 
   it.each([
     ["application/gzip", "unsupported content type 'application/gzip'"],
+    ["text/plain", "unsupported content type 'text/plain'"],
     [undefined, "missing content type"],
-  ])("rejects content type %s, listing the accepted ones", async (type, problem) => {
+  ])("rejects content type %s with a 415, listing the accepted ones", async (type, problem) => {
     // Act
     const upload = validateUpload(type, Buffer.from("{}"));
 
     // Assess
     await expect(upload).rejects.toThrow(UnsupportedArchiveTypeError);
+    await expect(upload).rejects.toMatchObject({ status: 415, code: "unsupported_media_type" });
     await expect(upload).rejects.toThrow(
       `${problem}: send one of application/zstd, application/x-tar, application/json`,
     );
