@@ -1,4 +1,8 @@
+import { execFile } from "node:child_process";
+import { resolve } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { localOrg } from "../../infra/local/stack.ts";
 import { rawAccess, type Attempt } from "../support/raw-requests.ts";
 import { startTestStack } from "../support/stack.ts";
 
@@ -75,6 +79,13 @@ const cases: Array<{ name: string; request: [string, string, Attempt]; status: n
   { name: "delete with an escape that is no UTF-8", request: ["DELETE", "/auth/connections/%ff", {}], status: 400, code: "bad_request", mentions: "/auth/connections/%ff" },
   { name: "profile_name '.'", request: create({ domain: "x.com", profile_name: "." }), status: 400, code: "bad_request", mentions: "profile_name: must not be only dots" },
   { name: "profile_name '..'", request: create({ domain: "x.com", profile_name: ".." }), status: 400, code: "bad_request", mentions: "profile_name: must not be only dots" },
+  { name: "profile named '.'", request: ["POST", "/profiles", { json: { name: "." } }], status: 400, code: "bad_request", mentions: "name: must not be only dots" },
+  { name: "credential named '..'", request: ["POST", "/credentials", { json: { name: "..", domain: "x.com", values: { password: "x" } } }], status: 400, code: "bad_request", mentions: "name: must not be only dots" },
+  { name: "pool named '..'", request: ["POST", "/browser_pools", { json: { name: "..", size: 1 } }], status: 400, code: "bad_request", mentions: "name: must not be only dots" },
+  { name: "archive upload as text/plain", request: ["PUT", "/profiles/owner/archive", { raw: "hello", contentType: "text/plain" }], status: 415, code: "unsupported_media_type", mentions: "application/zstd" },
+  { name: "pool start_url on file:", request: ["POST", "/browser_pools", { json: { size: 1, start_url: "file:///etc/passwd" } }], status: 400, code: "bad_request", mentions: "start_url: the scheme 'file:'" },
+  { name: "pool start_url on javascript:", request: ["POST", "/browser_pools", { json: { size: 1, start_url: "javascript:alert(1)" } }], status: 400, code: "bad_request", mentions: "start_url: the scheme 'javascript:'" },
+  { name: "pool start_url on data:", request: ["POST", "/browser_pools", { json: { size: 1, start_url: "data:text/html,x" } }], status: 400, code: "bad_request", mentions: "start_url: the scheme 'data:'" },
 ];
 
 describe("bad input", () => {
@@ -96,5 +107,68 @@ describe("bad input", () => {
 
   it("holds more than 25 cases", () => {
     expect(cases.length).toBeGreaterThanOrEqual(25);
+  });
+});
+
+/**
+ * The local gateway always runs in local mode, which keeps any port and private addresses for test
+ * sites: the AWS-mode rules are shown by running the deployed handler as Lambda does, in a process
+ * of its own with DEPLOYMENT_MODE=aws, against this test's table.
+ */
+async function invokeInAwsMode(handler: string, method: string, resource: string, pathParameters: Record<string, string> | null, json: unknown) {
+  const event = {
+    resource,
+    path: resource,
+    httpMethod: method,
+    headers: { "content-type": "application/json" },
+    multiValueHeaders: { "content-type": ["application/json"] },
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters,
+    stageVariables: null,
+    body: JSON.stringify(json),
+    isBase64Encoded: false,
+    requestContext: { requestId: "aws-mode", stage: "prod", httpMethod: method, path: resource, authorizer: { org: localOrg } },
+  };
+  const environment = { ...process.env, DEPLOYMENT_MODE: "aws", TABLE_NAME: stack.tableName, DYNAMODB_ENDPOINT: stack.dynamoEndpoint, LOG_LEVEL: "error" };
+  const { stdout } = await promisify(execFile)(process.execPath, ["test/support/invoke-handler.ts", resolve(handler), JSON.stringify(event)], { env: environment });
+  return (JSON.parse(stdout) as { answer: { statusCode: number; headers: Record<string, string>; body: string } }).answer;
+}
+
+const awsModeCases: Array<{ name: string; invoke: () => ReturnType<typeof invokeInAwsMode>; mentions: string }> = [
+  {
+    name: "create with a login_url on port 8443",
+    invoke: () => invokeInAwsMode("functions/http/connections/create.ts", "POST", "/auth/connections", null, { domain: "x.com", profile_name: "p", login_url: "https://x.com:8443/login" }),
+    mentions: "login_url: port 8443 is not 80 or 443",
+  },
+  {
+    name: "update to a login_url on port 8080",
+    invoke: () => invokeInAwsMode("functions/http/connections/update.ts", "PATCH", "/auth/connections/{id}", { id: existingId }, { login_url: "http://taken.com:8080/login" }),
+    mentions: "login_url: port 8080 is not 80 or 443",
+  },
+  {
+    name: "pool start_url at the metadata service",
+    invoke: () => invokeInAwsMode("functions/http/pools/create.ts", "POST", "/browser_pools", null, { size: 1, start_url: "http://169.254.169.254/latest/meta-data/" }),
+    mentions: "start_url: 169.254.169.254 is a link-local address",
+  },
+  {
+    name: "pool start_url at an IPv4-translated link-local address",
+    invoke: () => invokeInAwsMode("functions/http/pools/create.ts", "POST", "/browser_pools", null, { size: 1, start_url: "http://[::ffff:0:a9fe:a9fe]/" }),
+    mentions: "which this deployment does not reach",
+  },
+];
+
+describe("bad input in AWS mode", () => {
+  it.each(awsModeCases)("$name answers 400 bad_request and changes nothing", async ({ invoke, mentions }) => {
+    const before = await tableContents();
+
+    const answer = await invoke();
+    const body = JSON.parse(answer.body) as { code: string; message: string };
+
+    expect(answer.statusCode, answer.body).toBe(400);
+    expect(answer.headers["x-should-retry"]).toBe("false");
+    expect(body.code).toBe("bad_request");
+    expect(body.message).toContain(mentions);
+    expect(await tableContents()).toEqual(before);
   });
 });

@@ -43,13 +43,19 @@ async function runningExecutions() {
 async function intervalWitness(org: string) {
   const witness = await core.connections.create(org, { domain: "witness.example.com", profile_name: "witness", health_check_interval: 300 });
   const executionArn = (await core.connectionStore.get(org, witness.id))!.execution_arn!;
-  const checks = async () => (await healthChecks(org, witness.id)).items.length;
+  // Newest first: the page holds the newest checks, so counting those after a mark needs no more.
+  const newestChecks = async () => (await healthChecks(org, witness.id)).items.map((check) => check.id);
   return {
     executionArn,
     /** Resolves once `intervals` whole intervals have passed (the first check counted may come at once). */
     async intervalsPass(intervals: number): Promise<void> {
-      const target = (await checks()) + intervals + 1;
-      await eventually(async () => ((await checks()) >= target ? true : undefined), `${intervals} more intervals of the witness`);
+      const mark = (await newestChecks())[0];
+      const checksSinceMark = async () => {
+        const ids = await newestChecks();
+        const index = mark === undefined ? -1 : ids.indexOf(mark);
+        return index === -1 ? ids.length : index;
+      };
+      await eventually(async () => ((await checksSinceMark()) >= intervals + 1 ? true : undefined), `${intervals} more intervals of the witness`);
     },
     remove: () => core.connections.remove(org, witness.id),
   };
