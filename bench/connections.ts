@@ -11,7 +11,7 @@ import { defaultSettings } from "#shared/domain/connection.ts";
 import { newConnection } from "#shared/domain/connections.ts";
 import { executionName, firstExecutionInput } from "#shared/domain/workflow.ts";
 import { services } from "#shared/services.ts";
-import { insertConnectionItems } from "#shared/store/connections-store.ts";
+import { insertConnectionItems, markWorkflowStartedUpdate } from "#shared/store/connections-store.ts";
 import { executionArn } from "#shared/workflow/engine.ts";
 import { indexKeys, keys } from "#shared/store/keys.ts";
 import { tableDefinition } from "#shared/store/table.ts";
@@ -94,19 +94,10 @@ function floorOperations(db: DynamoDBDocumentClient, sfn: SFNClient, tableName: 
         executionArnOf: (name) => executionArn(stateMachineArn, name),
       });
       await db.send(new TransactWriteCommand({ TransactItems: insertConnectionItems(tableName, connection) }));
-      await sfn.send(new StartExecutionCommand({
-        stateMachineArn,
-        name: executionName(connection.id, 0),
-        input: JSON.stringify(firstExecutionInput(connection, { timeScale: 1 })),
-      }));
+      const name = executionName(connection.id, 0);
+      await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(firstExecutionInput(connection, { timeScale: 1 })) }));
       // The route's mark that its workflow started, whose condition catches a delete racing the start.
-      await db.send(new UpdateCommand({
-        TableName: tableName,
-        Key: keys.connection(org, connection.id),
-        UpdateExpression: "REMOVE workflow_start_pending",
-        ConditionExpression: "attribute_exists(pk) AND execution_arn = :arn",
-        ExpressionAttributeValues: { ":arn": connection.execution_arn },
-      }));
+      await db.send(new UpdateCommand(markWorkflowStartedUpdate(tableName, org, connection.id, executionArn(stateMachineArn, name))));
     },
     async get() {
       const id = nextConnectionId();
@@ -133,7 +124,7 @@ function floorOperations(db: DynamoDBDocumentClient, sfn: SFNClient, tableName: 
 /**
  * The route and its floor in alternating rounds, after a warm-up of each: measured one after the
  * other, the second would run on a JVM and a V8 the first had warmed further (DynamoDB Local's
- * calls were still getting faster after 15 s of load), and on whatever the machine did meanwhile.
+ * calls keep getting faster for a while under load), and on whatever the machine did meanwhile.
  */
 async function measureScenario(
   stack: LocalStack,

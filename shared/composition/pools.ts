@@ -1,9 +1,9 @@
-import { lookup } from "node:dns/promises";
 import type { Config } from "../config.ts";
 import type { StartUrlAddressPolicy } from "../domain/pool.ts";
 import { poolFiller as poolFillerCore } from "../domain/pool-filler.ts";
 import { poolsCore } from "../domain/pools.ts";
 import { resolveProfile } from "../domain/profiles.ts";
+import { systemResolver } from "../login/system-resolver.ts";
 import { browsers } from "./browsers.ts";
 import { perConfig, targetPolicy } from "./config.ts";
 import { poolStore, profileStore } from "./table.ts";
@@ -11,10 +11,7 @@ import { poolStore, profileStore } from "./table.ts";
 /** AWS mode holds start URLs to the login engine's address policy; local mode's browsers may open any page. */
 function startUrlAddresses(config: Config): StartUrlAddressPolicy | undefined {
   if (config.DEPLOYMENT_MODE !== "aws") return undefined;
-  return {
-    ...targetPolicy(config),
-    resolve: async (host) => (await lookup(host, { all: true, verbatim: true })).map(({ address }) => address),
-  };
+  return { ...targetPolicy(config), resolve: systemResolver };
 }
 
 export const pools = perConfig((config) =>

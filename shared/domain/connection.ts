@@ -105,7 +105,7 @@ export interface Connection extends ConnectionSettings, FlowState, FlowInternals
   /**
    * Set by the create's transaction and removed once the first execution started, so whatever next
    * touches the record can tell that a failed or interrupted create left it without its workflow.
-   * Absent on records written before the marker existed, whose execution started before create answered.
+   * A record may lack it: absent, like removed, means the first execution started.
    */
   workflow_start_pending?: boolean;
 }

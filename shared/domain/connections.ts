@@ -15,7 +15,7 @@ import {
   type TimelineEvent,
 } from "./connection.ts";
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
-import type { Profile, ProfileRef, ProfileStore } from "./profile.ts";
+import { newProfile, type Profile, type ProfileRef, type ProfileStore } from "./profile.ts";
 import { checkLoginUrl, normalizeDomain, type TargetPolicy } from "./targets.ts";
 import { executionName, startFirstExecution, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
@@ -200,7 +200,7 @@ export function connectionLifecycleCore(deps: ConnectionLifecycleDeps) {
   async function profileNamed(org: string, name: string, createdAt: string): Promise<{ ref: ProfileRef; created?: Profile }> {
     const existing = await deps.profiles.findByName(org, name);
     if (existing) return { ref: existing };
-    const created: Profile = { id: newId("pr"), name, created_at: createdAt, updated_at: createdAt, last_used_at: null, archive: null };
+    const created = newProfile(name, createdAt);
     return { ref: created, created };
   }
 

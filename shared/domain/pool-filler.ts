@@ -41,8 +41,9 @@ export function poolFiller(deps: PoolFillerDeps) {
 
   /**
    * The pool's start URL if it passes the check now, else null (a blank page): the pool stays
-   * usable, its browser's record shows no start URL, and the log says why. A pool stored before
-   * start URLs were checked, or a host that resolves elsewhere since, ends up here.
+   * usable, its browser's record shows no start URL, and the log says why. The create's check is
+   * not enough: a host may resolve elsewhere by now, and the table may hold a start_url that the
+   * policy refuses.
    */
   async function launchUrl(pool: Pool): Promise<string | null> {
     if (pool.start_url === null) return null;

@@ -1,5 +1,4 @@
-import { isIP } from "node:net";
-import { addressRefusal } from "../login/address-policy.ts";
+import { vetHost, type HostVerdict, type Resolver } from "../login/address-policy.ts";
 import { hostOf } from "../login/scope.ts";
 import type { Page } from "./connection.ts";
 
@@ -54,10 +53,7 @@ export interface PoolWithBrowsers {
 
 export const timeoutSecondsRange = { min: 10, max: 259_200, fallback: 600 } as const;
 
-/**
- * Largest pool: locally every browser is a Chromium process tree (about 40 MB PSS idle, more once
- * it loads pages), and a pool of 50 fills in about 8 s on two cores.
- */
+/** Largest pool: locally every browser is a Chromium process tree on the service's own machine. */
 export const maxPoolSize = 50;
 
 /**
@@ -72,13 +68,13 @@ export function defaultAcquireWaitSeconds(pool: Pool): number {
 }
 
 /**
- * Percent of the pool per minute: 2000 launches a pool of 10 in about 3 s on a laptop. (Kernel's
- * default is 25, made for container start-up costs; a local Chromium starts in about 200 ms.)
+ * Percent of the pool per minute. Kernel's default is 25, made for container start-up costs; a
+ * local Chromium starts far faster, so a pool fills in seconds rather than minutes.
  */
 export const defaultFillRatePerMinute = 2000;
 
 /** Web pages, and Chromium's own pages: the official client documents chrome:// ones as start pages. */
-export const startUrlSchemes = ["http:", "https:", "about:", "chrome:"];
+const startUrlSchemes = ["http:", "https:", "about:", "chrome:"];
 
 /**
  * AWS mode's rule for an http(s) start URL: its host must resolve only to addresses the login
@@ -86,15 +82,10 @@ export const startUrlSchemes = ["http:", "https:", "about:", "chrome:"];
  */
 export interface StartUrlAddressPolicy {
   allowPrivateTargets: boolean;
-  /** Every address `host` resolves to; throws when it does not resolve. */
-  resolve(host: string): Promise<string[]>;
+  resolve: Resolver;
 }
 
-export type StartUrlVerdict =
-  | { outcome: "allowed"; url: string }
-  | { outcome: "refused"; reason: string }
-  /** Its host did not resolve, so where it leads is not known yet. */
-  | { outcome: "unresolved"; reason: string };
+export type StartUrlVerdict = { outcome: "allowed"; url: string } | Exclude<HostVerdict, { outcome: "allowed" }>;
 
 /**
  * Whether a pool's browsers may start at `startUrl`; `url` is the parsed form, so a browser starts
@@ -107,21 +98,8 @@ export async function vetStartUrl(startUrl: string, addressPolicy: StartUrlAddre
     return { outcome: "refused", reason: `the scheme '${url.protocol}' is not allowed: use ${startUrlSchemes.join(", ")}` };
   }
   if (!addressPolicy || (url.protocol !== "http:" && url.protocol !== "https:")) return { outcome: "allowed", url: url.href };
-  const host = hostOf(url);
-  let addresses: string[];
-  try {
-    addresses = isIP(host) === 0 ? await addressPolicy.resolve(host) : [host];
-  } catch (error) {
-    return { outcome: "unresolved", reason: `${host} did not resolve (${(error as { code?: string }).code ?? String(error)})` };
-  }
-  if (addresses.length === 0) return { outcome: "unresolved", reason: `${host} resolves to no address` };
-  for (const address of addresses) {
-    const refusal = addressRefusal(address, addressPolicy.allowPrivateTargets);
-    if (!refusal) continue;
-    const what = address === host ? `${host} is ${refusal}` : `${host} resolves to ${address}, ${refusal}`;
-    return { outcome: "refused", reason: `${what}, which this deployment does not reach` };
-  }
-  return { outcome: "allowed", url: url.href };
+  const verdict = await vetHost(hostOf(url), addressPolicy, addressPolicy.resolve);
+  return verdict.outcome === "allowed" ? { outcome: "allowed", url: url.href } : verdict;
 }
 
 export function toPoolResource({ pool, browsers }: PoolWithBrowsers) {

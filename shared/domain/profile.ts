@@ -1,3 +1,4 @@
+import { newId } from "../ids.ts";
 import type { Page } from "./connection.ts";
 
 /** Where a profile's saved session lives; null until a login or an import stores one. */
@@ -14,6 +15,12 @@ export interface Profile {
   updated_at: string;
   last_used_at: string | null;
   archive: ArchiveRef | null;
+}
+
+/** A profile as it is first stored: no session saved yet; one created without a name is named by its id. */
+export function newProfile(name: string | undefined, createdAt: string): Profile {
+  const id = newId("pr");
+  return { id, name: name ?? id, created_at: createdAt, updated_at: createdAt, last_used_at: null, archive: null };
 }
 
 export function toProfileResource(profile: Profile) {

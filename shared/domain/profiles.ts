@@ -1,8 +1,7 @@
-import { newId } from "../ids.ts";
 import type { ConnectionStore } from "./connection.ts";
 import { ConflictError, NotFoundError } from "./errors.ts";
 import { findByIdOrName } from "./id-or-name.ts";
-import { toProfileResource, type Profile, type ProfileStore } from "./profile.ts";
+import { newProfile, toProfileResource, type Profile, type ProfileStore } from "./profile.ts";
 
 export interface ProfilesCoreDeps {
   profiles: ProfileStore;
@@ -27,16 +26,7 @@ export function profilesCore(deps: ProfilesCoreDeps) {
 
   return {
     async create(org: string, input: { name?: string }) {
-      const id = newId("pr");
-      const createdAt = now();
-      const profile: Profile = {
-        id,
-        name: input.name ?? id,
-        created_at: createdAt,
-        updated_at: createdAt,
-        last_used_at: null,
-        archive: null,
-      };
+      const profile = newProfile(input.name, now());
       if (!(await deps.profiles.insert(org, profile))) {
         const existing = await deps.profiles.findByName(org, profile.name);
         throw new ConflictError(`a profile named '${profile.name}' already exists`, existing?.id);

@@ -2,8 +2,9 @@ import ipaddr from "ipaddr.js";
 import { isIP } from "node:net";
 
 /**
- * Which IP addresses the login engine may open a connection to. The check runs on the resolved
- * address, never on the host name, so a public-looking name that resolves inward is caught too.
+ * Which IP addresses the login engine may open a connection to, and an AWS-mode pool's browsers
+ * may start at. The check runs on the resolved address, never on the host name, so a
+ * public-looking name that resolves inward is caught too.
  * The special-purpose ranges come from ipaddr.js's table (the IANA registries); only its
  * `unicast` is public, so a range it adds later is refused until classed here.
  */
@@ -64,4 +65,41 @@ function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
   if (address.match(wellKnownNat64)) return new ipaddr.IPv4(address.toByteArray().slice(12, 16));
   if (address.range() === "6to4") return new ipaddr.IPv4(address.toByteArray().slice(2, 6));
   return null;
+}
+
+/** Host name -> every address it resolves to; throws when it does not resolve. */
+export type Resolver = (host: string) => Promise<string[]>;
+
+export type HostVerdict =
+  | { outcome: "allowed"; addresses: string[] }
+  | { outcome: "refused"; reason: string }
+  /** The name did not resolve, so where it leads is not known. */
+  | { outcome: "unresolved"; reason: string };
+
+/**
+ * Resolves `host` once (an IP literal stands for itself) and vets every answer, so one inward
+ * address refuses the name. `localhost` is 127.0.0.1 without asking the resolver: it is loopback
+ * whatever DNS says (RFC 6761; Chromium never asks DNS for it), some systems answer ::1 for it
+ * first, and local sites listen on 127.0.0.1.
+ */
+export async function vetHost(host: string, policy: { allowPrivateTargets: boolean }, resolve: Resolver): Promise<HostVerdict> {
+  let addresses: string[];
+  if (isIP(host) !== 0) addresses = [host];
+  else if (host === "localhost") addresses = ["127.0.0.1"];
+  else {
+    try {
+      addresses = await resolve(host);
+    } catch (error) {
+      const cause = (error as NodeJS.ErrnoException | undefined)?.code ?? (error instanceof Error ? error.message : String(error));
+      return { outcome: "unresolved", reason: `could not resolve ${host}: ${cause}` };
+    }
+  }
+  if (addresses.length === 0) return { outcome: "unresolved", reason: `could not resolve ${host}: no address` };
+  for (const address of addresses) {
+    const refusal = addressRefusal(address, policy.allowPrivateTargets);
+    if (!refusal) continue;
+    const what = address === host ? refusal : `it resolves to ${address}, ${refusal}`;
+    return { outcome: "refused", reason: `${host}: ${what}, which this deployment does not reach` };
+  }
+  return { outcome: "allowed", addresses };
 }

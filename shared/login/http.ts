@@ -1,18 +1,13 @@
-import { lookup } from "node:dns/promises";
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import { connect as netConnect, isIP } from "node:net";
 import type { Duplex } from "node:stream";
 import { connect as tlsConnect } from "node:tls";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import type { CookieJar } from "tough-cookie";
-import { addressRefusal } from "./address-policy.ts";
+import { vetHost, type Resolver } from "./address-policy.ts";
 import { hostOf, scopeRefusal } from "./scope.ts";
+import { systemResolver } from "./system-resolver.ts";
 import type { LoginTarget } from "./types.ts";
-
-export interface ResolvedAddress {
-  address: string;
-  family: number;
-}
 
 /** Where a vetted connection goes: the address the guard checked, never the name again. */
 export interface Endpoint {
@@ -25,8 +20,8 @@ export interface Endpoint {
 export interface NetworkOptions {
   /** Local mode: loopback and private networks are fair targets (test sites on 127.0.0.1). */
   allowPrivateTargets: boolean;
-  /** Host name -> addresses; defaults to the system resolver. */
-  resolver?: (host: string) => Promise<ResolvedAddress[]>;
+  /** Defaults to the system resolver. */
+  resolver?: Resolver;
   /** Called with the vetted address right before a socket to it is opened. */
   onConnect?: (address: string) => void;
   /**
@@ -85,10 +80,6 @@ const maxDecodedBodyBytes = 10 * 1024 * 1024;
 // The Chromium the service ships: some sites answer unknown clients with a bot wall.
 const userAgent = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/147.0.0.0 Safari/537.36";
 
-async function systemResolver(host: string): Promise<ResolvedAddress[]> {
-  return lookup(host, { all: true, verbatim: true });
-}
-
 function defaultOpenSocket(endpoint: Endpoint): Duplex {
   if (!endpoint.secure) return netConnect({ host: endpoint.address, port: endpoint.port });
   // SNI and certificate checks use the name, the connection the vetted address.
@@ -110,26 +101,10 @@ export function createWebClient(options: NetworkOptions): WebClient {
     const host = hostOf(url);
     const secure = url.protocol === "https:";
     const port = url.port ? Number(url.port) : secure ? 443 : 80;
-    let addresses: ResolvedAddress[];
-    if (isIP(host) !== 0) addresses = [{ address: host, family: isIP(host) }];
-    // Some systems answer ::1 first for localhost; local sites listen on 127.0.0.1.
-    else if (host === "localhost") addresses = [{ address: "127.0.0.1", family: 4 }];
-    else {
-      try {
-        addresses = await resolver(host);
-      } catch (error) {
-        throw new UnreachableError(`could not resolve ${host}: ${errorCode(error)}`);
-      }
-    }
-    if (addresses.length === 0) throw new UnreachableError(`could not resolve ${host}: no address`);
-    for (const { address } of addresses) {
-      const refusal = addressRefusal(address, options.allowPrivateTargets);
-      if (refusal) {
-        const what = address === host ? `${host}: ${refusal}` : `${host}: it resolves to ${address}, ${refusal}`;
-        throw new RefusedRequestError("forbidden_address", `refused to connect to ${what}, which this deployment does not reach`);
-      }
-    }
-    return { host, address: addresses[0]!.address, port, secure };
+    const verdict = await vetHost(host, options, resolver);
+    if (verdict.outcome === "unresolved") throw new UnreachableError(verdict.reason);
+    if (verdict.outcome === "refused") throw new RefusedRequestError("forbidden_address", `refused to connect to ${verdict.reason}`);
+    return { host, address: verdict.addresses[0]!, port, secure };
   }
 
   function send(url: URL, endpoint: Endpoint, headers: Record<string, string>, method: string, body: string | undefined) {

@@ -1,4 +1,4 @@
-import { GetCommand, paginateScan, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, paginateScan, UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from "@aws-sdk/lib-dynamodb";
 import type {
   Connection,
   ConnectionListScope,
@@ -70,6 +70,18 @@ export function insertConnectionItems(tableName: string, connection: Connection,
   ];
 }
 
+/** Clears the mark a create left (`workflow_start_pending`) once the first execution started. */
+export function markWorkflowStartedUpdate(tableName: string, org: string, id: string, executionArn: string) {
+  return {
+    TableName: tableName,
+    Key: keys.connection(org, id),
+    UpdateExpression: "REMOVE workflow_start_pending",
+    // Guard: only while the record still names the execution that started, and never on a deleted record.
+    ConditionExpression: "attribute_exists(pk) AND execution_arn = :arn",
+    ExpressionAttributeValues: { ":arn": executionArn },
+  };
+}
+
 /**
  * An update that sets every field given (and bumps the version every change of the record makes),
  * only while `condition` holds.
@@ -119,6 +131,17 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
   async function get(org: string, id: string): Promise<Connection | undefined> {
     const result = await db.send(new GetCommand({ TableName: tableName, Key: keys.connection(org, id), ConsistentRead: true }));
     return result.Item ? withoutKeys<Connection>(result.Item) : undefined;
+  }
+
+  /** False when the update's condition did not hold. */
+  async function updateIfGuarded(update: UpdateCommandInput): Promise<boolean> {
+    try {
+      await db.send(new UpdateCommand(update));
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
   }
 
   /** The record after the update, or undefined when the update's condition did not hold. */
@@ -185,20 +208,7 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
     insert,
 
     async markWorkflowStarted(org, id, executionArn) {
-      try {
-        await db.send(new UpdateCommand({
-          TableName: tableName,
-          Key: keys.connection(org, id),
-          UpdateExpression: "REMOVE workflow_start_pending",
-          // Guard: only while the record still names the execution that started, and never on a deleted record.
-          ConditionExpression: "attribute_exists(pk) AND execution_arn = :arn",
-          ExpressionAttributeValues: { ":arn": executionArn },
-        }));
-        return true;
-      } catch (error) {
-        if (isConditionFailure(error)) return false;
-        throw error;
-      }
+      return updateIfGuarded(markWorkflowStartedUpdate(tableName, org, id, executionArn));
     },
 
     async list({ org, scope, offset, limit, matches }): Promise<Page<Connection>> {
@@ -215,37 +225,27 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
       const partition = indexKeys.connectionsOfProfile(org, profileId);
       const connections = await newestFirst<Connection>(db, tableName, { index: tableDefinition.indexes.byProfile }, partition, Infinity);
       for (const connection of connections) {
-        try {
-          await db.send(new UpdateCommand({
-            TableName: tableName,
-            Key: keys.connection(org, connection.id),
-            UpdateExpression: "SET profile_name = :name",
-            // Guard: a connection deleted meanwhile stays deleted.
-            ConditionExpression: "attribute_exists(pk)",
-            ExpressionAttributeValues: { ":name": name },
-          }));
-        } catch (error) {
-          if (!isConditionFailure(error)) throw error;
-        }
+        await updateIfGuarded({
+          TableName: tableName,
+          Key: keys.connection(org, connection.id),
+          UpdateExpression: "SET profile_name = :name",
+          // Guard: a connection deleted meanwhile stays deleted.
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeValues: { ":name": name },
+        });
       }
     },
 
     async swapExecution(org, id, expectedArn, next) {
-      try {
-        await db.send(new UpdateCommand({
-          TableName: tableName,
-          Key: keys.connection(org, id),
-          // The new execution runs, so a record a create left without one has its workflow now.
-          UpdateExpression: "SET execution_arn = :next, workflow_generation = :generation REMOVE workflow_start_pending",
-          // Guard: only the execution the record points at may hand over, and never to a deleted record.
-          ConditionExpression: "attribute_exists(pk) AND execution_arn = :expected",
-          ExpressionAttributeValues: { ":next": next.arn, ":generation": next.generation, ":expected": expectedArn },
-        }));
-        return true;
-      } catch (error) {
-        if (isConditionFailure(error)) return false;
-        throw error;
-      }
+      return updateIfGuarded({
+        TableName: tableName,
+        Key: keys.connection(org, id),
+        // The new execution runs, so a record a create left without one has its workflow now.
+        UpdateExpression: "SET execution_arn = :next, workflow_generation = :generation REMOVE workflow_start_pending",
+        // Guard: only the execution the record points at may hand over, and never to a deleted record.
+        ConditionExpression: "attribute_exists(pk) AND execution_arn = :expected",
+        ExpressionAttributeValues: { ":next": next.arn, ":generation": next.generation, ":expected": expectedArn },
+      });
     },
 
     async beginFlow(org, id, flow, now) {

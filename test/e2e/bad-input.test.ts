@@ -149,7 +149,7 @@ const awsModeCases: Array<{ name: string; invoke: () => ReturnType<typeof invoke
   {
     name: "pool start_url at the metadata service",
     invoke: () => invokeInAwsMode("functions/http/pools/create.ts", "POST", "/browser_pools", null, { size: 1, start_url: "http://169.254.169.254/latest/meta-data/" }),
-    mentions: "start_url: 169.254.169.254 is a link-local address",
+    mentions: "start_url: 169.254.169.254: a link-local address, which this deployment does not reach",
   },
   {
     name: "pool start_url at an IPv4-translated link-local address",

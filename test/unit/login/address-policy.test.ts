@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addressRefusal, classifyAddress, type AddressClass } from "#shared/login/address-policy.ts";
+import { addressRefusal, classifyAddress, vetHost, type AddressClass, type Resolver } from "#shared/login/address-policy.ts";
 
 /** One address inside each range of the IANA IPv4 and IPv6 special-purpose registries, and public neighbours. */
 const table: Array<[range: string, address: string, expected: AddressClass]> = [
@@ -93,5 +93,54 @@ describe("address refusal", () => {
   it.each(table)("%s: %s is refused in local mode only when link-local or reserved", (_range, address, expected) => {
     const allowed = expected === "public" || expected === "loopback" || expected === "private";
     expect(addressRefusal(address, true)).toBe(allowed ? null : `a ${expected} address`);
+  });
+});
+
+describe("vetting a host", () => {
+  const awsMode = { allowPrivateTargets: false };
+  const zones: Record<string, string[]> = {
+    "public.example": ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"],
+    "mixed.example": ["93.184.215.14", "10.0.0.1"],
+    "empty.example": [],
+  };
+  const stub = () => {
+    const asked: string[] = [];
+    const resolve: Resolver = async (host) => {
+      asked.push(host);
+      const answer = zones[host];
+      if (!answer) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" });
+      return answer;
+    };
+    return { resolve, asked };
+  };
+
+  it("answers every address of a public name, in the resolver's order", async () => {
+    const { resolve } = stub();
+    expect(await vetHost("public.example", awsMode, resolve)).toEqual({ outcome: "allowed", addresses: zones["public.example"] });
+  });
+
+  it("refuses a name when any of its addresses is refused", async () => {
+    const { resolve } = stub();
+    expect(await vetHost("mixed.example", awsMode, resolve)).toEqual({
+      outcome: "refused",
+      reason: "mixed.example: it resolves to 10.0.0.1, a private address, which this deployment does not reach",
+    });
+  });
+
+  it("judges IP literals and localhost without asking the resolver", async () => {
+    const { resolve, asked } = stub();
+    expect(await vetHost("169.254.169.254", awsMode, resolve)).toEqual({
+      outcome: "refused",
+      reason: "169.254.169.254: a link-local address, which this deployment does not reach",
+    });
+    expect(await vetHost("localhost", awsMode, resolve)).toMatchObject({ outcome: "refused", reason: expect.stringContaining("localhost: it resolves to 127.0.0.1") });
+    expect(await vetHost("localhost", { allowPrivateTargets: true }, resolve)).toEqual({ outcome: "allowed", addresses: ["127.0.0.1"] });
+    expect(asked).toEqual([]);
+  });
+
+  it("tells a name that does not resolve, or resolves to nothing, from a refused one", async () => {
+    const { resolve } = stub();
+    expect(await vetHost("missing.example", awsMode, resolve)).toEqual({ outcome: "unresolved", reason: "could not resolve missing.example: ENOTFOUND" });
+    expect(await vetHost("empty.example", awsMode, resolve)).toEqual({ outcome: "unresolved", reason: "could not resolve empty.example: no address" });
   });
 });

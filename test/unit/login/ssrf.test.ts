@@ -2,7 +2,8 @@ import { createServer, connect, type Server } from "node:net";
 import { createServer as createHttpServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLoginEngine } from "#shared/login/engine.ts";
-import type { Endpoint, ResolvedAddress } from "#shared/login/http.ts";
+import type { Resolver } from "#shared/login/address-policy.ts";
+import type { Endpoint } from "#shared/login/http.ts";
 import type { LoginTarget } from "#shared/login/types.ts";
 
 /**
@@ -26,11 +27,11 @@ const zones: Record<string, string[]> = {
 
 function stubResolver(overrides: Record<string, () => string[]> = {}) {
   const asked: string[] = [];
-  const resolver = async (host: string): Promise<ResolvedAddress[]> => {
+  const resolver: Resolver = async (host) => {
     asked.push(host);
     const addresses = overrides[host]?.() ?? zones[host];
     if (!addresses) throw Object.assign(new Error(`no such host ${host}`), { code: "ENOTFOUND" });
-    return addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+    return addresses;
   };
   return { resolver, asked };
 }
