@@ -1,7 +1,7 @@
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, UpdateTimeToLiveCommand } from "@aws-sdk/client-dynamodb";
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
-import { createServer, type AddressInfo, type Server } from "node:net";
+import { createServer, type AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createTableInput, tableDefinition } from "#shared/store/table.ts";
@@ -88,8 +88,9 @@ export async function startDynamoDbLocal(options: { dataDir?: string; port?: num
     });
     if ((await Promise.race([relaying, exited])) !== "relaying") {
       throw new Error(
-        "DynamoDB Local could not start in a network namespace of its own (this needs unprivileged user " +
-          `namespaces, or root): ${errors.trim() || `exit code ${child.exitCode}`}`,
+        `DynamoDB Local could not start in a network namespace of its own: ${errors.trim() || `exit code ${child.exitCode}`}\n` +
+          "It needs unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1 (where it exists), user.max_user_namespaces > 0, " +
+          "and on Ubuntu 23.10+ kernel.apparmor_restrict_unprivileged_userns=0; in a container, a seccomp profile that allows unshare. Root outside such a container also works.",
       );
     }
     // The relay accepts on the handed-over socket now; this process's copy would only compete.

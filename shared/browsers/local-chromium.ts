@@ -1,17 +1,18 @@
 import { execFile, spawn } from "node:child_process";
-import { chmod, mkdir, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { access, chmod, mkdir, mkdtemp, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { findPackageJSON } from "node:module";
+import { basename, dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
 
 export interface LocalChromiumOptions {
-  /** One directory per browser lives here (profile, log, pid), so a restarted process finds leftovers. */
+  /** One directory per browser lives here (profile, log, pid, launcher), so a restarted process finds leftovers. */
   root: string;
   /**
-   * Where the Chromium that `@sparticuz/chromium` ships is unpacked (made 0700). The package reuses
-   * whatever its path already holds, so it must be a directory of ours alone, never the machine's
-   * shared /tmp.
+   * Where the Chromium that `@sparticuz/chromium` ships is unpacked, one directory per package
+   * version (this one made 0700). The package reuses whatever its path already holds, so it must be
+   * a directory of ours alone, never the machine's shared /tmp.
    */
   unpackDir: string;
   /** Another Chromium than the one `@sparticuz/chromium` ships. */
@@ -48,17 +49,51 @@ const profileDir = (dir: string) => join(dir, "profile");
 
 const profileFlag = (dir: string) => `--user-data-dir=${profileDir(dir)}`;
 
-/** The command line, state and process group of a live or zombie process; undefined once it is gone. */
-async function processInfo(pid: number): Promise<{ args: string[]; state: string; group: number } | undefined> {
+/**
+ * The command line, state, process group and start time (clock ticks after boot) of a live or
+ * zombie process; undefined once it is gone.
+ */
+async function processInfo(pid: number): Promise<{ args: string[]; state: string; group: number; startTime: number } | undefined> {
   try {
     const [cmdline, stat] = await Promise.all([readFile(`/proc/${pid}/cmdline`, "utf8"), readFile(`/proc/${pid}/stat`, "utf8")]);
-    // After the command name: state, parent pid, process group.
-    const [state = "", , group] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { args: cmdline.split("\0"), state, group: Number(group) };
+    // After the command name come the fields from the third on: state, parent pid, process group, ...
+    // and the start time as the twenty-second.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { args: cmdline.split("\0"), state: fields[0] ?? "", group: Number(fields[2]), startTime: Number(fields[19]) };
   } catch {
     return undefined;
   }
 }
+
+/** A process told apart, by its start time, from a later one given the same pid. */
+interface ProcessIdentity {
+  pid: number;
+  startTime: number;
+}
+
+async function thisProcess(): Promise<ProcessIdentity> {
+  const info = await processInfo(process.pid);
+  if (!info) throw new Error("/proc does not show this process");
+  return { pid: process.pid, startTime: info.startTime };
+}
+
+async function isAlive(owner: ProcessIdentity): Promise<boolean> {
+  const info = await processInfo(owner.pid);
+  return info !== undefined && info.state !== "Z" && info.startTime === owner.startTime;
+}
+
+/**
+ * A dot-name for a directory being prepared, naming its owner so that a crash's remnant can be told
+ * from another process's work in progress.
+ */
+const ownedName = (prefix: string, owner: ProcessIdentity) => `.${prefix}-${owner.pid}-${owner.startTime}-`;
+
+function ownerInName(prefix: string, name: string): ProcessIdentity | undefined {
+  const match = new RegExp(`^\\.${prefix}-(\\d+)-(\\d+)-`).exec(name);
+  return match ? { pid: Number(match[1]), startTime: Number(match[2]) } : undefined;
+}
+
+const exists = (path: string) => access(path).then(() => true, () => false);
 
 /** True while `pid` is the browser started on `dir` (and not a zombie, nor a process that reused the pid). */
 async function isRunning(pid: number, dir: string): Promise<boolean> {
@@ -77,16 +112,85 @@ async function processesUsing(dir: string): Promise<{ pid: number; group: number
 
 const unpackScript = join(import.meta.dirname, "unpack-chromium.ts");
 
+/** Where `@sparticuz/chromium` puts its binary inside the directory it unpacks into. */
+const executableName = "chromium";
+
+async function chromiumPackageVersion(): Promise<string> {
+  const manifest = findPackageJSON("@sparticuz/chromium", import.meta.url);
+  if (!manifest) throw new Error("@sparticuz/chromium is not installed");
+  return (JSON.parse(await readFile(manifest, "utf8")) as { version: string }).version;
+}
+
 /**
- * `@sparticuz/chromium` unpacks into os.tmpdir() and has no option for the place, so the unpacking
- * runs in a child process whose TMPDIR is `dir`; this process's own TMPDIR stays as it is.
+ * The package's Chromium, unpacked once per package version under `root`. The package reuses any
+ * binary already at its path, whole or not, so each unpack starts in a fresh directory and is
+ * renamed to the version's name only once complete: a crash mid-way leaves no half binary under
+ * that name, and an upgrade unpacks anew.
  */
-async function unpackedChromium(dir: string): Promise<string> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+async function unpackedChromium(root: string): Promise<string> {
+  await mkdir(root, { recursive: true, mode: 0o700 });
   // mkdir leaves the mode of a directory that already exists as it was.
-  await chmod(dir, 0o700);
-  const { stdout } = await promisify(execFile)(process.execPath, [unpackScript], { env: { ...process.env, TMPDIR: dir } });
-  return stdout;
+  await chmod(root, 0o700);
+  const versionDir = join(root, await chromiumPackageVersion());
+  if (!(await exists(versionDir))) await unpackInto(versionDir);
+  await removeOtherUnpacks(root, basename(versionDir));
+  return join(versionDir, executableName);
+}
+
+/**
+ * The package unpacks into os.tmpdir() and has no option for the place, so the unpacking runs in a
+ * child process whose TMPDIR is the fresh directory; this process's own TMPDIR stays as it is.
+ */
+async function unpackInto(versionDir: string): Promise<void> {
+  const fresh = await mkdtemp(join(dirname(versionDir), ownedName("unpacking", await thisProcess())));
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [unpackScript], { env: { ...process.env, TMPDIR: fresh } });
+    if (stdout !== join(fresh, executableName)) throw new Error(`@sparticuz/chromium unpacked its binary to ${stdout}, not ${join(fresh, executableName)}`);
+    await rename(fresh, versionDir);
+  } catch (error) {
+    await rm(fresh, { recursive: true, force: true });
+    // Another process renamed its complete unpack of the same version into place first.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOTEMPTY" && code !== "EEXIST") throw error;
+  }
+}
+
+/** Earlier versions and unpacks a crash cut short; another process's unpack in progress stays. */
+async function removeOtherUnpacks(root: string, current: string): Promise<void> {
+  for (const entry of await readdir(root)) {
+    const owner = ownerInName("unpacking", entry);
+    if (entry === current || (owner && (await isAlive(owner)))) continue;
+    await rm(join(root, entry), { recursive: true, force: true });
+  }
+}
+
+/** Names the process that launches in a directory, from before the directory has its name. */
+const launcherFile = (dir: string) => join(dir, "launcher.json");
+
+async function launcherAlive(dir: string): Promise<boolean> {
+  const launcher = await readFile(launcherFile(dir), "utf8")
+    .then((text) => JSON.parse(text) as ProcessIdentity)
+    .catch(() => undefined);
+  return launcher !== undefined && (await isAlive(launcher));
+}
+
+/**
+ * Creates `dir` already holding the name of its launcher (this process): a pass of any provider on
+ * the same root, in this process or another, then leaves the launch alone until browser.json says
+ * which browser runs there, and treats it as a leftover once its launcher is gone.
+ */
+async function claim(dir: string): Promise<void> {
+  const launcher = await thisProcess();
+  await mkdir(dirname(dir), { recursive: true });
+  // Until the rename, the directory's own name says whose it is.
+  const fresh = await mkdtemp(join(dirname(dir), ownedName("launching", launcher)));
+  try {
+    await writeFile(launcherFile(fresh), JSON.stringify(launcher));
+    await rename(fresh, dir);
+  } catch (error) {
+    await rm(fresh, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 /**
@@ -95,8 +199,6 @@ async function unpackedChromium(dir: string): Promise<string> {
  */
 export function localChromium(options: LocalChromiumOptions): BrowserProvider {
   let executable: Promise<string> | undefined;
-  /** Directories of launches in progress here: they have no pid file yet, and are not leftovers. */
-  const launching = new Set<string>();
 
   async function destroy(ref: string): Promise<void> {
     const { pid, dir } = parseRef(ref);
@@ -143,27 +245,36 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
     await rm(dir, { recursive: true, force: true });
   }
 
-  async function launchIn(dir: string, spec: LaunchSpec, executable: Promise<string>): Promise<LaunchedBrowser> {
-    await mkdir(profileDir(dir), { recursive: true });
+  /** Starts the browser in a claimed `dir` and answers its pid once it runs. */
+  async function start(dir: string, spec: LaunchSpec, executable: string): Promise<number> {
+    await mkdir(profileDir(dir));
     // stderr goes to a file rather than a pipe: the browser outlives a restart of this process.
     const logFile = await open(join(dir, "browser.log"), "a");
-    const child = spawn(await executable, [...launchFlags, profileFlag(dir), spec.startUrl ?? "about:blank"], {
-      detached: true,
-      stdio: ["ignore", "ignore", logFile.fd],
-    });
-    const spawned = new Promise<number>((started, failed) => {
-      child.once("spawn", () => started(child.pid as number));
-      child.once("error", failed);
-    });
-    await logFile.close();
-    const pid = await spawned.catch(async (error: unknown) => {
+    try {
+      const child = spawn(executable, [...launchFlags, profileFlag(dir), spec.startUrl ?? "about:blank"], {
+        detached: true,
+        stdio: ["ignore", "ignore", logFile.fd],
+      });
+      const pid = await new Promise<number>((started, failed) => {
+        child.once("spawn", () => started(child.pid as number));
+        child.once("error", failed);
+      });
+      child.unref();
+      return pid;
+    } finally {
+      await logFile.close();
+    }
+  }
+
+  async function launchIn(dir: string, spec: LaunchSpec, executable: string): Promise<LaunchedBrowser> {
+    await claim(dir);
+    const pid = await start(dir, spec, executable).catch(async (error: unknown) => {
       await rm(dir, { recursive: true, force: true });
       throw error;
     });
-    child.unref();
     const ref = toRef(pid, dir);
-    await writeFile(join(dir, "browser.json"), JSON.stringify({ pid, session_id: spec.sessionId }));
     try {
+      await writeFile(join(dir, "browser.json"), JSON.stringify({ pid, session_id: spec.sessionId }));
       return { ref, cdpWsUrl: await devToolsUrl(pid, dir), headless: true };
     } catch (error) {
       await destroy(ref);
@@ -174,20 +285,15 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
   return {
     async launch(spec: LaunchSpec) {
       executable ??= options.executable ? Promise.resolve(options.executable) : unpackedChromium(options.unpackDir);
-      const dir = join(options.root, spec.sessionId);
-      launching.add(dir);
-      try {
-        return await launchIn(dir, spec, executable);
-      } finally {
-        launching.delete(dir);
-      }
+      return launchIn(join(options.root, spec.sessionId), spec, await executable);
     },
 
     destroy,
 
     /**
      * Also clears what a previous run left: directories of browsers that died, and those of launches
-     * a crash cut short before the pid file was written (ending the browser if it had started).
+     * whose launcher is gone before the pid file was written (ending the browser if it had started).
+     * A launch still in progress, here or in another process, is left alone.
      */
     async running() {
       const entries = await readdir(options.root, { withFileTypes: true }).catch(() => []);
@@ -196,11 +302,19 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
           .filter((entry) => entry.isDirectory())
           .map(async (entry) => {
             const dir = join(options.root, entry.name);
-            if (launching.has(dir)) return undefined;
+            const claimer = ownerInName("launching", entry.name);
+            if (claimer) {
+              if (!(await isAlive(claimer))) await rm(dir, { recursive: true, force: true });
+              return undefined;
+            }
             const recorded = await readFile(join(dir, "browser.json"), "utf8")
               .then((text) => JSON.parse(text) as { pid: number })
               .catch(() => undefined);
-            if (recorded && (await isRunning(recorded.pid, dir))) return toRef(recorded.pid, dir);
+            if (recorded) {
+              if (await isRunning(recorded.pid, dir)) return toRef(recorded.pid, dir);
+            } else if (await launcherAlive(dir)) {
+              return undefined;
+            }
             await endLeftover(dir);
             return undefined;
           }),

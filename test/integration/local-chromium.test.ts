@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { findPackageJSON } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -15,9 +16,47 @@ import { tableClientAt } from "../support/stack.ts";
 const dataDir = mkdtempSync(join(tmpdir(), "acs-local-chromium-"));
 const root = join(dataDir, "browsers");
 const unpackDir = join(dataDir, "chromium");
+const packageVersion = (JSON.parse(readFileSync(findPackageJSON("@sparticuz/chromium", import.meta.url) as string, "utf8")) as { version: string }).version;
+const executable = join(unpackDir, packageVersion, "chromium");
 const browsers = localChromium({ root, unpackDir });
 
+/** A process's start time (clock ticks after boot), the twenty-second field of /proc/<pid>/stat. */
+function startTimeOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+}
+
+/** The identity of a process that has exited and been reaped. */
+async function endedProcess(): Promise<{ pid: number; startTime: number }> {
+  const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+  await new Promise((started, failed) => child.once("spawn", started).once("error", failed));
+  const identity = { pid: child.pid as number, startTime: startTimeOf(child.pid as number) };
+  const exited = new Promise((done) => child.once("exit", done));
+  child.kill("SIGKILL");
+  await exited;
+  return identity;
+}
+
+/** A launch directory as a launch leaves it before the browser's pid is written. */
+function launchDir(sessionId: string, launcher: { pid: number; startTime: number }): string {
+  const dir = join(root, sessionId);
+  mkdirSync(join(dir, "profile"), { recursive: true });
+  writeFileSync(join(dir, "launcher.json"), JSON.stringify(launcher));
+  writeFileSync(join(dir, "browser.log"), "");
+  return dir;
+}
+
 beforeAll(async () => {
+  // What @sparticuz/chromium reuses when it finds it: a binary a crash cut short, or an older version's.
+  mkdirSync(unpackDir, { recursive: true });
+  writeFileSync(join(unpackDir, "chromium"), "\x7fELF cut short", { mode: 0o755 });
+  mkdirSync(join(unpackDir, "1.0.0"));
+  writeFileSync(join(unpackDir, "1.0.0", "chromium"), "#!/bin/sh\n", { mode: 0o755 });
+  // What a crash in the middle of an unpack leaves now.
+  const crashed = await endedProcess();
+  const cutShortUnpack = join(unpackDir, `.unpacking-${crashed.pid}-${crashed.startTime}-cut`);
+  mkdirSync(cutShortUnpack);
+  writeFileSync(join(cutShortUnpack, "chromium"), "\x7fELF cut short");
   // The first launch unpacks Chromium; the leftover tests start it by hand from there.
   await browsers.destroy((await browsers.launch({ sessionId: "bs_first", startUrl: null })).ref);
 });
@@ -35,23 +74,54 @@ async function reconcile(): Promise<void> {
 }
 
 describe("local Chromium", () => {
-  it("unpacks the packaged Chromium under its own 0700 directory and runs it from there", async () => {
+  it("unpacks the packaged Chromium into a directory named by its version, under its own 0700 directory, and runs it from there", async () => {
     const launched = await browsers.launch({ sessionId: "bs_unpacked", startUrl: null });
     try {
       const pid = chromiumProcesses(root).get("bs_unpacked");
       expect(pid).toBeDefined();
-      expect(realpathSync(`/proc/${pid}/exe`)).toBe(join(unpackDir, "chromium"));
+      expect(realpathSync(`/proc/${pid}/exe`)).toBe(executable);
       expect(statSync(unpackDir).mode & 0o777).toBe(0o700);
+      expect(readdirSync(unpackDir)).toEqual([packageVersion]);
     } finally {
       await browsers.destroy(launched.ref);
     }
   });
 
+  it("reuses, in another provider, the version's unpacked Chromium without unpacking again", async () => {
+    // An unpack creates a directory in the unpack root, and so changes the root's modification time.
+    const before = statSync(unpackDir, { bigint: true }).mtimeNs;
+
+    const launched = await localChromium({ root, unpackDir }).launch({ sessionId: "bs_second_provider", startUrl: null });
+    const pid = chromiumProcesses(root).get("bs_second_provider");
+    const runs = pid && realpathSync(`/proc/${pid}/exe`);
+    await browsers.destroy(launched.ref);
+
+    expect(runs).toBe(executable);
+    expect(statSync(unpackDir, { bigint: true }).mtimeNs).toBe(before);
+  });
+
   it("removes, on the restart's reconcile, the directory of a launch that a crash cut short", async () => {
     // What a crash between creating the directory and starting the browser leaves.
-    const dir = join(root, "bs_cut_short");
-    mkdirSync(join(dir, "profile"), { recursive: true });
-    writeFileSync(join(dir, "browser.log"), "");
+    const dir = launchDir("bs_cut_short", await endedProcess());
+
+    await reconcile();
+
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it("leaves alone, on a reconcile, a launch whose launcher still runs (another provider's, in this process or another)", async () => {
+    const dir = launchDir("bs_in_progress", { pid: process.pid, startTime: startTimeOf(process.pid) });
+    try {
+      await reconcile();
+
+      expect(existsSync(join(dir, "profile"))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("removes a launch whose launcher's pid now belongs to a later process", async () => {
+    const dir = launchDir("bs_pid_reused", { pid: process.pid, startTime: startTimeOf(process.pid) - 1 });
 
     await reconcile();
 
@@ -60,9 +130,7 @@ describe("local Chromium", () => {
 
   it("ends the browser, and removes its directory, of a launch cut short before its pid was written", async () => {
     // What a crash between starting the browser and writing browser.json leaves.
-    const dir = join(root, "bs_unrecorded");
-    mkdirSync(join(dir, "profile"), { recursive: true });
-    const executable = join(unpackDir, "chromium");
+    const dir = launchDir("bs_unrecorded", await endedProcess());
     const browser = spawn(executable, ["--headless", "--no-sandbox", "--remote-debugging-port=0", `--user-data-dir=${join(dir, "profile")}`, "about:blank"], {
       detached: true,
       stdio: "ignore",
