@@ -9,10 +9,13 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { StorageState } from "#shared/archive/storage-state.ts";
 import { healthChecks } from "#shared/composition/health-checks.ts";
 import { profileSessions } from "#shared/composition/profile-sessions.ts";
+import { secretBox } from "#shared/composition/secrets.ts";
 import { connectionStore } from "#shared/composition/table.ts";
 import type { Connection } from "#shared/domain/connection.ts";
 import { loginTarget } from "#shared/domain/login-flows.ts";
+import { openEvidence } from "#shared/domain/session-evidence.ts";
 import { createLoginEngine } from "#shared/login/engine.ts";
+import type { SessionEvidence } from "#shared/login/session-evidence.ts";
 import type { FlowPrompt, LoginEngine, LoginTarget } from "#shared/login/types.ts";
 import { localOrg, type LocalStack } from "../infra/local/stack.ts";
 import type { Connection as ConnectionResource } from "../test/support/login-flows.ts";
@@ -144,19 +147,21 @@ async function repeat<T>(label: string, count: number, once: (index: number) => 
   return results;
 }
 
-/** CPU seconds DynamoDB Local's JVM (this process's child serving `endpoint`) has used so far. */
-function databaseCpuReader(endpoint: string): () => number {
-  const port = new URL(endpoint).port;
+/**
+ * CPU seconds DynamoDB Local's JVM has used so far: the one this process started, a few generations
+ * down (it runs in a network namespace of its own behind a relay, on a port of that namespace).
+ */
+function databaseCpuReader(): () => number {
   const pid = readdirSync("/proc").find((entry) => {
     if (!/^\d+$/.test(entry)) return false;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
-      return parentPid(entry) === process.pid && cmdline.some((arg) => arg.endsWith("DynamoDBLocal.jar")) && cmdline[cmdline.indexOf("-port") + 1] === port;
+      return cmdline.some((arg) => arg.endsWith("DynamoDBLocal.jar")) && descendsFromThisProcess(entry);
     } catch {
       return false;
     }
   });
-  if (!pid) throw new Error(`DynamoDB Local serving ${endpoint} is not a child of this process`);
+  if (!pid) throw new Error("no DynamoDB Local started by this process");
   return () => {
     // Fields after the command name: state, ppid, ..., utime (12th), stime (13th).
     const fields = statFields(pid);
@@ -178,8 +183,11 @@ function mainThreadCpuSeconds(): number {
   return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
 }
 
-function parentPid(pid: string): number {
-  return Number(statFields(pid)[1]);
+function descendsFromThisProcess(pid: string): boolean {
+  for (let current = Number(statFields(pid)[1]); current > 1; current = Number(statFields(String(current))[1])) {
+    if (current === process.pid) return true;
+  }
+  return false;
 }
 
 async function measureThroughput(
@@ -209,8 +217,11 @@ async function measureThroughput(
   };
 }
 
-/** The logged-in connections as the workflow's HealthCheck task reads them, and their saved sessions. */
-async function checkableConnections(client: KeepAliveClient, ids: readonly string[]): Promise<{ connection: Connection; session: StorageState }[]> {
+/** The logged-in connections as the workflow's HealthCheck task reads them, their saved sessions and the evidence their checks look for. */
+async function checkableConnections(
+  client: KeepAliveClient,
+  ids: readonly string[],
+): Promise<{ connection: Connection; session: StorageState; evidence: SessionEvidence }[]> {
   const store = connectionStore();
   return Promise.all(
     ids.map(async (id) => {
@@ -218,7 +229,9 @@ async function checkableConnections(client: KeepAliveClient, ids: readonly strin
       const connection = await store.get(localOrg, id);
       const session = connection && (await profileSessions().load(localOrg, connection.profile_id));
       if (!connection?.post_login_url || !session) throw new Error(`connection ${id} has no saved session after its login`);
-      return { connection, session };
+      const evidence = await openEvidence(secretBox(), connection);
+      if (evidence?.basis !== "verified") throw new Error(`connection ${id}: its login learnt no evidence of a signed-in page`);
+      return { connection, session, evidence };
     }),
   );
 }
@@ -308,7 +321,8 @@ function report(
     "- engine submit alone: createLoginEngine's submit of the same form, straight after its start, no table or archive.",
     `- health check: the workflow's HealthCheck task core (healthChecks().healthCheck) on ${checkedConnections} AUTHENTICATED`,
     "  connections of the logins above (health_checks turned on), round-robin: read the connection, load the profile's",
-    "  session from its archive, probe post_login_url, write status + timeline event (one TransactWriteItems).",
+    "  session from its archive, open the login's sealed session evidence, probe post_login_url for it, write",
+    "  status + timeline event (one TransactWriteItems).",
     "  probe: the engine's probe() alone (sessions loaded beforehand). session load: the archive's GET from s3rver and",
     "  its decoding. The rest of a check is the connection's GetItem and the write.",
     "- process CPU-s: process.cpuUsage() over the measured window: the service code, the gateway and Step Functions",
@@ -344,7 +358,7 @@ export async function loginBench(stack: LocalStack): Promise<{ report: string; f
     const nextCheckable = roundRobin(checkable);
     const checks = healthChecks();
     const executionStartedAt = new Date().toISOString();
-    const databaseCpuSeconds = databaseCpuReader(stack.dynamoEndpoint);
+    const databaseCpuSeconds = databaseCpuReader();
     const healthCheck = await measureThroughput("health check (task core)", site, databaseCpuSeconds, async () => {
       const { connection } = nextCheckable();
       const next = await checks.healthCheck({
@@ -362,8 +376,8 @@ export async function loginBench(stack: LocalStack): Promise<{ report: string; f
     );
     if (loggedOut.length) throw new Error(`${loggedOut.length} connections were not found logged in by their health checks`);
     const probe = await measureThroughput("engine probe() alone", site, databaseCpuSeconds, async () => {
-      const { connection, session } = nextCheckable();
-      const outcome = await engine.probe(loginTarget(connection), session, connection.post_login_url ?? "");
+      const { connection, session, evidence } = nextCheckable();
+      const outcome = await engine.probe(loginTarget(connection), session, connection.post_login_url ?? "", evidence);
       if (outcome.state !== "logged_in") throw new Error(`probe of ${connection.id}: ${outcome.state}`);
     });
     const sessionLoad = await measureThroughput("session load alone", site, databaseCpuSeconds, async () => {

@@ -57,7 +57,7 @@ export const routes: readonly Route[] = [
     method: "POST",
     path: "/auth/connections/{id}/login",
     handler: "functions/http/connections/login.ts",
-    grants: ["table:read", "table:write", "archives:read", "workflow:start", "workflow:stop"],
+    grants: ["table:read", "table:write", "archives:read", "secrets:use", "workflow:start", "workflow:stop"],
   },
   {
     name: "SubmitConnectionInput",

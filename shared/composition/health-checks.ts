@@ -2,6 +2,7 @@ import { healthCheckCore } from "../domain/connection-workflow.ts";
 import { perConfig, workflowTiming } from "./config.ts";
 import { loginEngine } from "./login-engine.ts";
 import { profileSessions } from "./profile-sessions.ts";
+import { secretBox } from "./secrets.ts";
 import { connectionStore } from "./table.ts";
 
 export const healthChecks = perConfig((config) =>
@@ -9,6 +10,7 @@ export const healthChecks = perConfig((config) =>
     connections: connectionStore(config),
     engine: loginEngine(config),
     sessions: profileSessions(config),
+    secrets: secretBox(config),
     timing: workflowTiming(config),
     timelineRetentionDays: config.TIMELINE_RETENTION_DAYS,
   }),

@@ -13,13 +13,14 @@ function outcomeDeps(config: Config): LoginOutcomeDeps {
     connections: connectionStore(config),
     sessions: profileSessions(config),
     credentials: credentials(config),
+    secrets: secretBox(config),
     timelineRetentionDays: config.TIMELINE_RETENTION_DAYS,
   };
 }
 
 /** A login flow's LoginStep task state. */
 export const loginSteps = perConfig((config) =>
-  loginStepCore({ ...outcomeDeps(config), engine: loginEngine(config), secrets: secretBox(config), timing: workflowTiming(config) }),
+  loginStepCore({ ...outcomeDeps(config), engine: loginEngine(config), timing: workflowTiming(config) }),
 );
 
 /** The health-check loop's Reauth task state. */

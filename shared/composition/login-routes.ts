@@ -1,6 +1,7 @@
 import type { Config } from "../config.ts";
 import { loginRouteCore } from "../domain/login-flows.ts";
 import type { LoginEngine } from "../login/types.ts";
+import type { SecretBox } from "../secrets/secret-box.ts";
 import { perConfig, workflowTiming } from "./config.ts";
 import { handoffCodes } from "./handoff.ts";
 import { profileSessions } from "./profile-sessions.ts";
@@ -22,12 +23,23 @@ function probeOnFirstUse(config: Config): Pick<LoginEngine, "probe"> {
   };
 }
 
-/** The login route: apart from the flow steps, so its bundle carries neither the secret box nor credentials. */
+/** The secret box, loaded with the engine: only a probe opens the session evidence it looks for. */
+function openOnFirstUse(config: Config): Pick<SecretBox, "open"> {
+  return {
+    async open(...args) {
+      const { secretBox } = await import("./secrets.ts");
+      return secretBox(config).open(...args);
+    },
+  };
+}
+
+/** The login route: apart from the flow steps, so its bundle carries no credentials. */
 export const loginRoutes = perConfig((config) =>
   loginRouteCore({
     connections: connectionStore(config),
     engine: probeOnFirstUse(config),
     sessions: profileSessions(config),
+    secrets: openOnFirstUse(config),
     workflow: workflowEngine(config),
     handoff: handoffCodes(config),
     timing: workflowTiming(config),

@@ -1,11 +1,14 @@
 import { countMetric, log } from "../log.ts";
 import { totpCode } from "../login/totp.ts";
-import { answerPrompt } from "../login/auto-answer.ts";
+import { answerPrompt, type ReauthBlock } from "../login/auto-answer.ts";
 import type { LoginEngine, StepOutcome } from "../login/types.ts";
+import type { SecretBox } from "../secrets/secret-box.ts";
 import type { WorkflowState } from "../workflow/definition.ts";
 import { timelineRecord, type Connection, type ConnectionStore } from "./connection.ts";
 import { loginOutcomes, loginTarget, type LoginOutcomeDeps } from "./login-flows.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
+import { openEvidence } from "./session-evidence.ts";
+import { credentialRejected, rateLimitRetryAt, secretsAsked } from "./reauth-safety.ts";
 import { executionName, nextCheckAt, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
 export interface HealthCheckTaskInput {
@@ -18,7 +21,11 @@ export interface HealthCheckTaskInput {
 }
 
 /** The task's answer: the next loop state, and which way the workflow goes. */
-export type HealthCheckTaskOutput = WorkflowState & { next: "wait" | "reauth" | "continue_as_new" | "end" };
+export type HealthCheckTaskOutput = WorkflowState & {
+  next: "wait" | "reauth" | "wait_out_rate_limit" | "continue_as_new" | "end";
+  /** `wait_out_rate_limit`: when the site's rate limit has passed and the loop checks (and may re-auth) again. */
+  retry_at?: string;
+};
 
 export interface ContinueAsNewTaskInput {
   org: string;
@@ -32,6 +39,8 @@ export interface HealthCheckDeps {
   connections: ConnectionStore;
   engine: Pick<LoginEngine, "probe">;
   sessions: Pick<ProfileSessions, "load">;
+  /** Opens the session evidence the probe looks for. */
+  secrets: Pick<SecretBox, "open">;
   timing: WorkflowTiming;
   timelineRetentionDays: number;
   now?: () => Date;
@@ -54,6 +63,11 @@ const dayMs = 24 * 60 * 60 * 1000;
 
 /** A login of more steps than this is not one a stored credential should keep answering. */
 const maxReauthSteps = 8;
+
+type ReplayOutcome =
+  | Exclude<StepOutcome, { kind: "input" }>
+  | { kind: "blocked"; reason: ReauthBlock }
+  | { kind: "rejected"; credentialId: string; message: string; websiteError: string | null };
 
 /** Where the loop goes after a check (or re-auth) of `connection`. */
 function loopNext(
@@ -81,10 +95,12 @@ export function healthCheckCore(deps: HealthCheckDeps) {
     }
     const session = await deps.sessions.load(connection.org, connection.profile_id);
     const probe = session
-      ? await deps.engine.probe(loginTarget(connection), session, connection.post_login_url)
+      ? await deps.engine.probe(loginTarget(connection), session, connection.post_login_url, await openEvidence(deps.secrets, connection))
       : { state: "logged_out" as const, reason: "the profile holds no saved session" };
     if (probe.state === "logged_in") return { status: "AUTHENTICATED", reauth: false };
     if (probe.state === "unreachable") return { status: connection.status, reauth: false, error: { code: "site_unreachable", message: probe.reason } };
+    // A page that proves nothing neither confirms the session nor ends it: the status stays as the login left it.
+    if (probe.state === "inconclusive") return { status: connection.status, reauth: false, error: { code: "session_unverifiable", message: probe.reason } };
     return { status: "NEEDS_AUTH", reauth: connection.auto_reauth && connection.can_reauth, error: { code: "logged_out", message: probe.reason } };
   }
 
@@ -120,18 +136,29 @@ export function reauthCore(deps: ReauthDeps) {
   const clock = deps.now ?? (() => new Date());
   const outcomes = loginOutcomes(deps);
 
-  async function replay(connection: Connection): Promise<Exclude<StepOutcome, { kind: "input" }> | { kind: "blocked"; reason: string }> {
+  /** The stored credential, each secret sent once: the site asking for one again has refused it. */
+  async function replay(connection: Connection): Promise<ReplayOutcome> {
     const name = connection.credential?.name;
     const credential = name ? await deps.credentials.forLogin(connection.org, name) : undefined;
     if (!credential) return { kind: "blocked", reason: "no_credential" };
     const totpSecret = credential.totpSecret;
     const answers = { values: credential.values, totpCode: totpSecret ? () => totpCode(totpSecret) : null };
     const target = loginTarget(connection);
+    const sent = new Set<string>();
     let outcome = await deps.engine.start(target);
     for (let step = 0; outcome.kind === "input" && step < maxReauthSteps; step++) {
+      const asked = secretsAsked(outcome.prompt);
+      if (asked.some((secret) => sent.has(secret))) {
+        const siteSays = outcome.websiteError ? `: ${outcome.websiteError}` : "";
+        return { kind: "rejected", credentialId: credential.id, message: `the site did not accept the stored credential${siteSays}`, websiteError: outcome.websiteError };
+      }
       const answer = answerPrompt(outcome.prompt, answers);
       if ("blocked" in answer) return { kind: "blocked", reason: answer.blocked };
+      for (const secret of asked) sent.add(secret);
       outcome = await deps.engine.submit(target, outcome.state, answer.submission);
+    }
+    if (outcome.kind === "failure" && outcome.errorCode === "credentials_invalid") {
+      return { kind: "rejected", credentialId: credential.id, message: outcome.message, websiteError: null };
     }
     if (outcome.kind !== "input") return outcome;
     return { kind: "failure", errorCode: "unsupported_auth_method", message: `the login did not finish within ${maxReauthSteps} steps` };
@@ -152,6 +179,13 @@ export function reauthCore(deps: ReauthDeps) {
       let written: boolean;
       if (outcome.kind === "success") {
         written = await outcomes.succeed(connection, guard, outcome, reauthFlow);
+      } else if (outcome.kind === "rejected") {
+        written = await outcomes.fail(
+          connection,
+          guard,
+          { status: "FAILED", code: "credentials_invalid", message: outcome.message },
+          { ...reauthFlow, status: "NEEDS_AUTH", website_error: outcome.websiteError, ...credentialRejected(connection, outcome.credentialId) },
+        );
       } else {
         const blocked = outcome.kind === "blocked";
         written = await outcomes.fail(
@@ -167,7 +201,12 @@ export function reauthCore(deps: ReauthDeps) {
       }
       countMetric("ReAuths", { outcome: outcome.kind === "success" ? "SUCCESS" : "FAILED", connectionId: connection.id });
       // The loop goes on from the check's schedule: the re-auth does not count as an iteration.
-      return { ...loop, iteration: input.iteration, next_check_at: input.next_check_at, next: written ? "wait" : "end" };
+      const onSchedule = { ...loop, iteration: input.iteration, next_check_at: input.next_check_at };
+      if (!written) return { ...onSchedule, next: "end" };
+      if (outcome.kind === "failure" && outcome.errorCode === "rate_limited") {
+        return { ...onSchedule, next: "wait_out_rate_limit", retry_at: rateLimitRetryAt(clock(), outcome.retryAfterSeconds, deps.timing) };
+      }
+      return { ...onSchedule, next: "wait" };
     },
   };
 }

@@ -1,6 +1,8 @@
 import { newId } from "../ids.ts";
+import type { SessionEvidenceBasis } from "../login/session-evidence.ts";
 import { NotFoundError } from "./errors.ts";
 import type { Profile } from "./profile.ts";
+import type { RejectedCredential } from "./reauth-safety.ts";
 
 export const connectionStatuses = ["AUTHENTICATED", "NEEDS_AUTH"] as const;
 export const flowStatuses = ["IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"] as const;
@@ -82,6 +84,10 @@ export interface FlowInternals {
   flow_submission?: string | null;
   /** What the last successful login needed, so re-auth knows whether a credential can replay it. */
   login_requirements?: string[] | null;
+  /** What the last successful login learnt a signed-in page shows, sealed (domain/session-evidence.ts). */
+  session_evidence_sealed?: string | null;
+  /** Set while re-auth is stopped because the site rejected the stored credential (reauth-safety.ts). */
+  reauth_rejected_credential?: RejectedCredential | null;
 }
 
 export interface Connection extends ConnectionSettings, FlowState, FlowInternals {
@@ -99,6 +105,11 @@ export interface Connection extends ConnectionSettings, FlowState, FlowInternals
   can_reauth: boolean;
   can_reauth_reason: string | null;
   post_login_url: string | null;
+  /**
+   * Whether the health checks can tell `post_login_url` signed in from signed out, as the last
+   * successful login found; absent on a record whose last login came before evidence was learnt.
+   */
+  session_evidence?: SessionEvidenceBasis | null;
   /** The live workflow execution; delete stops exactly this one. */
   execution_arn: string | null;
   workflow_generation: number;
@@ -203,6 +214,7 @@ export function toConnectionResource(connection: Connection) {
     allowed_domains: connection.allowed_domains,
     login_url: connection.login_url,
     post_login_url: connection.post_login_url,
+    session_evidence: connection.session_evidence ?? null,
     flow_status: connection.flow_status,
     flow_step: connection.flow_step,
     flow_type: connection.flow_type,
@@ -265,7 +277,9 @@ export type RecordGuard =
   /** The flow is still the record's flow and in progress (and, when given, at that step). */
   | { flowId: string; step?: FlowState["flow_step"] }
   /** The execution is still the record's live health-check loop. */
-  | { executionArn: string };
+  | { executionArn: string }
+  /** Re-auth is still stopped by the rejection of that credential (by id). */
+  | { rejectedCredential: string };
 
 export interface ConnectionStore {
   /**

@@ -16,6 +16,7 @@ import {
 } from "./connection.ts";
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
 import { newProfile, type Profile, type ProfileRef, type ProfileStore } from "./profile.ts";
+import { reauthRestored } from "./reauth-safety.ts";
 import { checkLoginUrl, normalizeDomain, type TargetPolicy } from "./targets.ts";
 import { executionName, startFirstExecution, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
@@ -166,6 +167,12 @@ export function connectionsCore(deps: ConnectionsCoreDeps) {
       if (Object.keys(changes).length === 0) return toConnectionResource(await existingConnection(deps.connections, org, id));
       const updated = await deps.connections.updateSettings(org, id, changes, now());
       if (!updated) throw new NotFoundError(`auth connection '${id}' not found`);
+      const rejected = updated.reauth_rejected_credential;
+      if (changes.credential && rejected) {
+        // Linking a credential again (another, or the same one fixed) lets re-auth try it.
+        const restored = await deps.connections.guardedUpdate(org, id, { rejectedCredential: rejected.credential_id }, reauthRestored(rejected));
+        return toConnectionResource(restored ?? (await existingConnection(deps.connections, org, id)));
+      }
       return toConnectionResource(updated);
     },
 

@@ -3,11 +3,15 @@ import { base32Decode, InvalidTotpSecretError, totpCode, totpWindowEndsAt } from
 import type { SecretBox } from "../secrets/secret-box.ts";
 import { toCredentialResource, type Credential, type CredentialForLogin, type CredentialStore } from "./credential.ts";
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
+import type { ConnectionStore } from "./connection.ts";
 import { findByIdOrName } from "./id-or-name.ts";
+import { credentialChanged } from "./reauth-safety.ts";
 import { normalizeDomain, type TargetPolicy } from "./targets.ts";
 
 export interface CredentialsCoreDeps {
   credentials: CredentialStore;
+  /** A changed credential lets the connections whose re-auth it stopped try again. */
+  connections: Pick<ConnectionStore, "list" | "guardedUpdate">;
   box: SecretBox;
   policy: TargetPolicy;
   now?: () => Date;
@@ -181,6 +185,7 @@ export function credentialsCore(deps: CredentialsCoreDeps) {
       }));
       if (result.outcome === "missing") throw new NotFoundError(`credential '${idOrName}' not found`);
       if (result.outcome === "nameTaken") return nameConflict(org, input.name as string);
+      if (changingValues || input.totp_secret !== undefined || input.sso_provider !== undefined) await credentialChanged(deps.connections, org, credential.id);
       return withTotpCode(toCredentialResource(result.credential), totpSecret);
     },
 

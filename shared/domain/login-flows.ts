@@ -18,6 +18,7 @@ import {
 } from "./connection.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "./errors.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
+import { evidenceFields, openEvidence } from "./session-evidence.ts";
 import { scaledMs, startFirstExecution, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
 /** How long a flow may wait for input, and live in all (api.md, Flow rules); scaled locally. */
@@ -46,6 +47,8 @@ export interface FlowSignal {
 export interface LoginOutcomeDeps extends FlowEndDeps {
   sessions: ProfileSessions;
   credentials: LoginCredentials;
+  /** Seals the session evidence a success leaves on the record. */
+  secrets: SecretBox;
 }
 
 export function loginTarget(connection: Connection): LoginTarget {
@@ -167,6 +170,7 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
       const credentialName = credential?.name;
       const reason = canReauthReason(outcome.requirements, credential !== undefined, credential?.hasTotpSecret ?? false, Boolean(connection.credential?.provider));
       const now = clock().toISOString();
+      const evidence = await evidenceFields(deps.secrets, connection, outcome.evidence);
       return deps.connections.recordOutcome(
         connection.org,
         connection.id,
@@ -183,9 +187,11 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
           sso_provider: outcome.ssoProvider,
           last_auth_at: now,
           post_login_url: outcome.postLoginUrl,
+          ...evidence,
           login_requirements: outcome.requirements,
           can_reauth: reauthPossible(reason),
           can_reauth_reason: reason,
+          reauth_rejected_credential: null,
           ...(credentialName && !connection.credential?.name ? { credential: { name: credentialName, provider: null, path: null, auto: false } } : {}),
           ...changes,
         },
@@ -200,6 +206,8 @@ export interface LoginRouteDeps {
   connections: ConnectionStore;
   engine: Pick<LoginEngine, "probe">;
   sessions: Pick<ProfileSessions, "load">;
+  /** Opens the session evidence the probe looks for. */
+  secrets: Pick<SecretBox, "open">;
   workflow: WorkflowEngine;
   handoff: { issueHandoffCode(org: string, connectionId: string, expiresAt: string): Promise<string> };
   timing: Pick<WorkflowTiming, "timeScale">;
@@ -237,7 +245,7 @@ export function loginRouteCore(deps: LoginRouteDeps) {
     if (connection.status !== "AUTHENTICATED" || !connection.post_login_url || connection.flow_status === "IN_PROGRESS") return false;
     const session = await deps.sessions.load(connection.org, connection.profile_id);
     if (!session) return false;
-    const probe = await deps.engine.probe(loginTarget(connection), session, connection.post_login_url);
+    const probe = await deps.engine.probe(loginTarget(connection), session, connection.post_login_url, await openEvidence(deps.secrets, connection));
     return probe.state === "logged_in";
   }
 

@@ -5,8 +5,11 @@ import { log } from "../log.ts";
 import { analyzeStep, automaticRequest, encodeForm, hasPasswordForm, isLoginUrl, type LoginStep, type StepPlan } from "./forms.ts";
 import { createWebClient, RefusedRequestError, UnreachableError, type NetworkOptions, type Page, type PageRequest } from "./http.ts";
 import { parsePage, type PageModel } from "./page.ts";
+import { rateLimitOf } from "./rate-limit.ts";
 import { hostOf, scopeRefusal, type ScopePolicy } from "./scope.ts";
+import { siteErrorMessage } from "./site-message.ts";
 import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "./session.ts";
+import { judgeWithEvidence, learnSessionEvidence, type SessionEvidence } from "./session-evidence.ts";
 import { readSubmission } from "./submission.ts";
 import type {
   EngineState,
@@ -53,9 +56,11 @@ const botWallWords = /just a moment|attention required|access denied|unusual tra
 
 class FlowFailure extends Error {
   readonly errorCode: FlowErrorCode;
-  constructor(errorCode: FlowErrorCode, message: string) {
+  readonly retryAfterSeconds: number | null;
+  constructor(errorCode: FlowErrorCode, message: string, retryAfterSeconds: number | null = null) {
     super(message);
     this.errorCode = errorCode;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
@@ -126,34 +131,80 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
       }
       const { page, model } = await load(jar, target, request, state.history);
       state.jar = serializeJar(jar);
-      return afterSubmit(state, jar, page, model, intent.kind !== "nothing", secrets);
+      const answeredPost = request.method === "POST" && page.visited.length === 1 && page.visited[0] === request.url;
+      return afterSubmit(state, jar, page, model, intent.kind !== "nothing", secrets, () =>
+        learnEvidence(target, jar, { page, model }, answeredPost, state.durableValues.identifier ? [state.durableValues.identifier] : []),
+      );
     });
   }
 
-  async function probe(target: LoginTarget, session: StorageState, postLoginUrl: string): Promise<ProbeOutcome> {
+  /**
+   * What the health checks will look for: the landing page as a later visit with the session sees it,
+   * compared with the same page fetched without cookies.
+   */
+  async function learnEvidence(
+    target: LoginTarget,
+    jar: CookieJar,
+    landed: Loaded,
+    answeredPost: boolean,
+    identifiers: string[],
+  ): Promise<{ evidence: SessionEvidence; postLoginUrl: string }> {
+    // The answer to a POST is not what a GET of its URL shows later: the checks GET it.
+    const signedIn = answeredPost ? await load(jar, target, { url: landed.page.url }, []) : landed;
+    const url = signedIn.page.url;
+    const anonymousJar = emptyJar();
+    const anonymous = await load(anonymousJar, target, { url }, []).catch((error: unknown) => {
+      if (error instanceof RefusedRequestError || error instanceof UnreachableError) return null;
+      throw error;
+    });
+    const anonymousCookies = new Set(anonymousJar.getCookiesSync(url).map((cookie) => cookie.key));
+    const evidence = learnSessionEvidence({
+      signedIn: { url, body: signedIn.page.body, refused: false },
+      anonymous: anonymous && { url: anonymous.page.url, body: anonymous.page.body, refused: refusalOf(anonymous.page, anonymous.model, url) !== null },
+      identifiers,
+      sessionCookies: jar.getCookiesSync(url).map((cookie) => cookie.key).filter((name) => !anonymousCookies.has(name)),
+    });
+    return { evidence, postLoginUrl: url };
+  }
+
+  async function probe(target: LoginTarget, session: StorageState, postLoginUrl: string, evidence: SessionEvidence | null): Promise<ProbeOutcome> {
     let page: Page;
     let model: PageModel | null = null;
+    const jar = storageStateToJar(session);
     try {
-      const jar = storageStateToJar(session);
       page = await web.fetchPage(jar, target, postLoginUrl);
-      // Most signed-in pages neither redirect by script nor show a password input: no parse for them.
+      // Only a page that may navigate by itself is parsed for where it goes.
       if (navigatesByItself.test(page.body)) ({ page, model } = await load(jar, target, { url: page.url }, []));
     } catch (error) {
       if (error instanceof RefusedRequestError || error instanceof UnreachableError) return { state: "unreachable", reason: error.message };
       throw error;
     }
     if (page.status >= 500) return { state: "unreachable", reason: `the site answered HTTP ${page.status}` };
-    if (page.status === 401 || page.status === 403) return { state: "logged_out", reason: `the site answered HTTP ${page.status}` };
-    if (page.url !== new URL(postLoginUrl).href && isLoginUrl(page.url)) {
-      return { state: "logged_out", reason: `redirected to the login page ${new URL(page.url).pathname}` };
-    }
-    if (passwordInput.test(page.body) && hasPasswordForm(model ?? parsePage(page.body, page.url))) {
-      return { state: "logged_out", reason: "the page asks for a password" };
-    }
-    return { state: "logged_in" };
+    const refusal = refusalOf(page, model, postLoginUrl);
+    if (refusal) return { state: "logged_out", reason: refusal };
+    if (evidence === null) return { state: "logged_in" };
+    const deleted = deletedSessionCookie(jar, page, postLoginUrl, evidence);
+    if (deleted) return { state: "logged_out", reason: `the site deleted the session cookie ${deleted}` };
+    return judgeWithEvidence(evidence, page);
   }
 
   return { start, submit, probe };
+}
+
+/** Why the page is what a visitor without a session gets (401/403, a login page, a password form), or null. */
+function refusalOf(page: Page, model: PageModel | null, requestedUrl: string): string | null {
+  if (page.status === 401 || page.status === 403) return `the site answered HTTP ${page.status}`;
+  if (page.url !== new URL(requestedUrl).href && isLoginUrl(page.url)) return `redirected to the login page ${new URL(page.url).pathname}`;
+  // Most signed-in pages show no password input: no parse for them.
+  if (passwordInput.test(page.body) && hasPasswordForm(model ?? parsePage(page.body, page.url))) return "the page asks for a password";
+  return null;
+}
+
+/** A session cookie the answer deleted (or let expire); only an answer that set cookies or redirected can have. */
+function deletedSessionCookie(jar: CookieJar, page: Page, postLoginUrl: string, evidence: SessionEvidence): string | null {
+  if (evidence.sessionCookies.length === 0 || (page.visited.length === 1 && !page.headers["set-cookie"])) return null;
+  const kept = new Set(jar.getCookiesSync(postLoginUrl).map((cookie) => cookie.key));
+  return evidence.sessionCookies.find((name) => !kept.has(name)) ?? null;
 }
 
 /** The login page: `loginUrl`, or the domain's home page, or a sign-in link on either. */
@@ -193,9 +244,17 @@ function signInLinks(model: PageModel, target: LoginTarget, policy: ScopePolicy)
   return [...new Set(scored.map((link) => link.href))];
 }
 
-function afterSubmit(state: FlowState, jar: CookieJar, page: Page, model: PageModel, answered: boolean, secrets: string[]): StepOutcome {
-  checkBlocked({ page, model });
-  const siteError = redact(model.errorText, secrets);
+async function afterSubmit(
+  state: FlowState,
+  jar: CookieJar,
+  page: Page,
+  model: PageModel,
+  answered: boolean,
+  secrets: string[],
+  learn: () => Promise<{ evidence: SessionEvidence; postLoginUrl: string }>,
+): Promise<StepOutcome> {
+  const siteError = siteErrorMessage(model, secrets);
+  checkBlocked({ page, model }, siteError);
   const step = analyzeStep(model, state.chosenMfa);
   if (step) {
     const sameStep = answered && state.step.kind === "input" && step.plan.signature === state.step.signature;
@@ -211,15 +270,17 @@ function afterSubmit(state: FlowState, jar: CookieJar, page: Page, model: PageMo
     throw new FlowFailure("internal_error", `the site refused the submitted step (HTTP ${page.status}${siteError ? `: ${siteError}` : ""})`);
   }
   if (siteError && isLoginUrl(page.url)) throw new FlowFailure("credentials_invalid", `the site stopped the login: ${siteError}`);
+  const learnt = await learn();
   const session = jarToStorageState(jar, model.localStorage.length > 0 ? [{ origin: new URL(page.url).origin, localStorage: model.localStorage }] : []);
   if (session.cookies.length === 0) throw new FlowFailure("internal_error", "the site showed no login step but set no cookie, so there is no session to keep");
   return {
     kind: "success",
     session,
-    postLoginUrl: page.url,
+    postLoginUrl: learnt.postLoginUrl,
     requirements: state.requirements,
     durableValues: state.durableValues,
     ssoProvider: state.ssoProvider,
+    evidence: learnt.evidence,
   };
 }
 
@@ -245,9 +306,14 @@ function addRequirement(requirements: LoginRequirement[], requirement: LoginRequ
   return requirement === null || requirements.includes(requirement) ? requirements : [...requirements, requirement];
 }
 
-/** Captchas and bot walls end a flow: an HTTP client cannot get past them. */
-function checkBlocked({ page, model }: Loaded): void {
+/** Captchas and bot walls end a flow: an HTTP client cannot get past them; a rate limit ends it before another attempt counts. */
+function checkBlocked({ page, model }: Loaded, siteError: string | null = siteErrorMessage(model, [])): void {
   if (model.captcha) throw new FlowFailure("captcha_blocked", `${pathOf(page.url)} asks to solve a captcha`);
+  const limit = rateLimitOf({ status: page.status, headers: page.headers, siteMessage: siteError }, new Date());
+  if (limit) {
+    const wait = limit.retryAfterSeconds === null ? "" : ` (retry after ${limit.retryAfterSeconds} s)`;
+    throw new FlowFailure("rate_limited", `${hostOf(new URL(page.url))} limits login attempts${wait}${siteError ? `: ${siteError}` : ""}`, limit.retryAfterSeconds);
+  }
   if ([403, 429, 503].includes(page.status) && botWallWords.test(`${model.title} ${model.text}`)) {
     throw new FlowFailure("bot_detected", `${hostOf(new URL(page.url))} answered HTTP ${page.status} with a bot check`);
   }
@@ -262,7 +328,9 @@ async function outcomeOf(run: () => Promise<StepOutcome>): Promise<StepOutcome> 
   try {
     return await run();
   } catch (error) {
-    if (error instanceof FlowFailure) return { kind: "failure", errorCode: error.errorCode, message: error.message };
+    if (error instanceof FlowFailure) {
+      return { kind: "failure", errorCode: error.errorCode, message: error.message, ...(error.retryAfterSeconds === null ? {} : { retryAfterSeconds: error.retryAfterSeconds }) };
+    }
     if (error instanceof RefusedRequestError) {
       const errorCode = error.reason === "out_of_scope" ? "unsupported_auth_method" : "site_unreachable";
       return { kind: "failure", errorCode, message: error.message };
@@ -283,12 +351,6 @@ function readState(state: EngineState): FlowState {
     throw new FlowFailure("internal_error", "the flow's saved state is not one this engine wrote");
   }
   return structuredClone(state) as unknown as FlowState;
-}
-
-/** The site's message, without any secret just typed in case the site echoes it. */
-function redact(text: string | null, secrets: string[]): string | null {
-  if (text === null) return null;
-  return secrets.filter((secret) => secret.length >= 3).reduce((redacted, secret) => redacted.split(secret).join("[redacted]"), text).slice(0, 300);
 }
 
 function pathOf(url: string): string {

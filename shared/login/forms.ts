@@ -87,7 +87,7 @@ function isSignInPage(page: PageModel): boolean {
   return isLoginUrl(page.url) || signInWords.test(page.title) || signInWords.test(page.text);
 }
 
-function isSearchForm(form: Form): boolean {
+export function isSearchForm(form: Form): boolean {
   return /search/.test(form.identity) || form.controls.some((control) => control.type === "search");
 }
 

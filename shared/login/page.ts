@@ -1,4 +1,4 @@
-import { isTag, isText, type AnyNode, type Element } from "domhandler";
+import { isTag, isText, type AnyNode, type Document, type Element } from "domhandler";
 import { DomUtils, parseDocument } from "htmlparser2";
 
 /** An HTML page reduced to what a login needs: its forms and controls, links, and the signals around them. */
@@ -54,8 +54,8 @@ export interface PageModel {
   forms: Form[];
   links: Link[];
   captcha: boolean;
-  /** The site's own error message (role=alert, .alert-danger, .error, ...), if it shows one. */
-  errorText: string | null;
+  /** The parsed page, for readers that need more than this summary (the site's own messages: site-message.ts). */
+  document: Document;
   /** A sign-out link or button: the page belongs to a signed-in session. */
   hasSignOut: boolean;
   /** Literal `localStorage.setItem("k", "v")` calls in inline scripts. */
@@ -69,11 +69,6 @@ export interface PageModel {
 const skippedText = new Set(["script", "style", "noscript", "template", "head", "select", "option"]);
 const chromeElements = new Set(["header", "nav", "footer"]);
 const lineBreaking = new Set(["br", "div", "p", "small", "li", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol"]);
-const errorClasses = new Set([
-  "error", "errors", "alert-danger", "alert-error", "error-message", "errormessage", "form-error", "field-error",
-  "invalid-feedback", "flash-error", "notice-error", "is-danger", "text-danger", "validation-summary-errors", "login-error",
-]);
-const errorWords = /\b(incorrect|invalid|wrong|not recogni[sz]ed|doesn'?t match|does not match|failed|try again|unable to sign|couldn'?t sign|no account)\b/i;
 const captchaClasses = new Set(["g-recaptcha", "h-captcha", "cf-turnstile", "frc-captcha"]);
 const captchaSources = /recaptcha|hcaptcha|turnstile|challenges\.cloudflare\.com|arkoselabs|funcaptcha/i;
 const captchaWords = /verify (that )?you are (a )?human|i'?m not a robot|complete the captcha|solve the captcha/i;
@@ -99,7 +94,6 @@ export function parsePage(html: string, url: string): PageModel {
   const links: Link[] = [];
   const localStorage: PageModel["localStorage"] = [];
   let captcha = false;
-  let errorText: string | null = null;
   let hasSignOut = false;
   let refreshUrl: string | null = null;
   let submitsByScript = false;
@@ -119,10 +113,6 @@ export function parsePage(html: string, url: string): PageModel {
     if (element.name === "meta" && (element.attribs["http-equiv"] ?? "").toLowerCase() === "refresh" && refreshUrl === null) {
       const refresh = metaRefresh.exec(element.attribs.content ?? "");
       if (refresh && Number(refresh[1]) <= maxRefreshSeconds) refreshUrl = resolveUrl(refresh[2]!.replace(/^["']|["']$/g, ""), url);
-    }
-    if (errorText === null && (element.attribs.role === "alert" || classes.some((name) => errorClasses.has(name))) && !isConcealed(element)) {
-      const text = textOf(element);
-      if (text) errorText = text;
     }
     switch (element.name) {
       case "form": {
@@ -165,10 +155,9 @@ export function parsePage(html: string, url: string): PageModel {
   const text = textOf(document, chromeElements);
   const paragraphs = elements.filter((element) => element.name === "p").map((element) => textOf(element)).filter(Boolean);
   if (captchaWords.test(text)) captcha = true;
-  if (errorText === null) errorText = errorSentence(forms);
   const titleElement = DomUtils.findOne((element) => element.name === "title", document.children);
   const title = titleElement ? textOf(titleElement) : "";
-  return { url, title, text, paragraphs, forms, links, captcha, errorText, hasSignOut, localStorage, refreshUrl, submitsByScript };
+  return { url, title, text, paragraphs, forms, links, captcha, document, hasSignOut, localStorage, refreshUrl, submitsByScript };
 }
 
 function readControl(element: Element, labelsFor: Map<string, string>, byId: Map<string, Element>): Control {
@@ -219,13 +208,16 @@ function isConcealed(element: Element): boolean {
   return false;
 }
 
-/** Whitespace-collapsed visible text; `skip` names elements whose text is left out (site chrome). */
-function textOf(node: AnyNode, skip: ReadonlySet<string> = new Set()): string {
+/**
+ * Whitespace-collapsed visible text; `skip` names elements whose text is left out (site chrome),
+ * `skipElement` leaves out any other element it returns true for.
+ */
+export function textOf(node: AnyNode, skip: ReadonlySet<string> = new Set(), skipElement?: (element: Element) => boolean): string {
   const parts: string[] = [];
   const walk = (current: AnyNode) => {
     if (isText(current)) parts.push(current.data);
     else if (isTag(current)) {
-      if (skip.has(current.name) || skippedText.has(current.name) || "hidden" in current.attribs) return;
+      if (skip.has(current.name) || skippedText.has(current.name) || "hidden" in current.attribs || skipElement?.(current)) return;
       if (lineBreaking.has(current.name)) parts.push(" ");
       current.children.forEach(walk);
       if (lineBreaking.has(current.name)) parts.push(" ");
@@ -247,17 +239,6 @@ function linesOf(element: Element): string[] {
   };
   element.children.forEach(walk);
   return lines.map(collapse).filter(Boolean);
-}
-
-/** Without an element marked as an error, a short line in a form that reads like a rejection. */
-function errorSentence(forms: Form[]): string | null {
-  for (const form of forms) {
-    for (const node of DomUtils.findAll((element) => ["p", "div", "span", "li", "strong"].includes(element.name), form.element.children)) {
-      const text = textOf(node);
-      if (text && text.length < 200 && errorWords.test(text) && !DomUtils.existsOne((child) => child.name === "input", node.children)) return text;
-    }
-  }
-  return null;
 }
 
 /**
@@ -314,7 +295,7 @@ function resolveUrl(href: string | undefined, base: string): string | null {
   }
 }
 
-function collapse(text: string): string {
+export function collapse(text: string): string {
   return text.replace(/\s+/g, " ").trim();
 }
 
@@ -323,11 +304,11 @@ function ancestor(element: Element, name: string): Element | null {
   return null;
 }
 
-function parentElement(element: Element): Element | null {
+export function parentElement(element: Element): Element | null {
   return element.parent && isTag(element.parent) ? element.parent : null;
 }
 
-function unescapeJs(text: string): string {
+export function unescapeJs(text: string): string {
   return text.replace(/\\(u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|.)/g, (_, escape: string) => {
     if (escape.length > 1) return String.fromCharCode(Number.parseInt(escape.slice(1), 16));
     return ({ n: "\n", t: "\t", r: "\r" } as Record<string, string>)[escape] ?? escape;

@@ -1,4 +1,5 @@
 import type { StorageState } from "../archive/storage-state.ts";
+import type { SessionEvidence } from "./session-evidence.ts";
 
 /**
  * The contract between the login engine (shared/login) and the flows that drive it (the workflow
@@ -24,6 +25,7 @@ export const flowErrorCodes = [
   "unsupported_auth_method",
   "site_unreachable",
   "login_form_not_found",
+  "rate_limited",
   "flow_expired",
   "internal_error",
 ] as const;
@@ -128,19 +130,33 @@ export type StepOutcome =
       /** Durable values entered during the flow, by credential ref (never one-time codes). */
       durableValues: Record<string, string>;
       ssoProvider: string | null;
+      /** What tells the landing page signed in from the same page without the session, for the health checks. */
+      evidence: SessionEvidence;
     }
-  | { kind: "failure"; errorCode: FlowErrorCode; message: string };
+  | {
+      kind: "failure";
+      errorCode: FlowErrorCode;
+      message: string;
+      /** `rate_limited`: how long the site asked to wait, when it said; uncapped. */
+      retryAfterSeconds?: number | null;
+    };
 
 export type ProbeOutcome =
   | { state: "logged_in" }
   | { state: "logged_out"; reason: string }
   /** The site could not be asked (network, 5xx): the session's state is unknown, not lost. */
-  | { state: "unreachable"; reason: string };
+  | { state: "unreachable"; reason: string }
+  /** The page shows nothing that tells a working session from none (its evidence is `unverifiable`). */
+  | { state: "inconclusive"; reason: string };
 
 export interface LoginEngine {
   /** Finds the login page (login_url, or discovered from the domain's home page) and its first form. */
   start(target: LoginTarget): Promise<StepOutcome>;
   submit(target: LoginTarget, state: EngineState, submission: Submission): Promise<StepOutcome>;
-  /** Asks the site, with the saved session, whether it is still logged in. */
-  probe(target: LoginTarget, session: StorageState, postLoginUrl: string): Promise<ProbeOutcome>;
+  /**
+   * Asks the site, with the saved session, whether it is still logged in: with the login's evidence,
+   * only a page that still shows it counts; without (a login from before evidence was learnt), only
+   * a login page, a password form or 401/403 count as logged out.
+   */
+  probe(target: LoginTarget, session: StorageState, postLoginUrl: string, evidence: SessionEvidence | null): Promise<ProbeOutcome>;
 }

@@ -114,6 +114,9 @@ function guardCondition(guard: RecordGuard) {
   if ("executionArn" in guard) {
     return { expression: "attribute_exists(pk) AND execution_arn = :guardArn", values: { ":guardArn": guard.executionArn } as Record<string, unknown> };
   }
+  if ("rejectedCredential" in guard) {
+    return { expression: "attribute_exists(pk) AND reauth_rejected_credential.credential_id = :guardCredential", values: { ":guardCredential": guard.rejectedCredential } };
+  }
   const values: Record<string, unknown> = { ":guardFlow": guard.flowId, ":inProgress": "IN_PROGRESS" };
   let expression = "attribute_exists(pk) AND flow_id = :guardFlow AND flow_status = :inProgress";
   if (guard.step) {

@@ -10,7 +10,7 @@ export const workflowTasks = {
     functionName: "HealthCheckTask",
     placeholder: "HealthCheckFunctionArn",
     handler: "functions/workflow/health-check.ts",
-    grants: ["table:read", "table:write", "archives:read"],
+    grants: ["table:read", "table:write", "archives:read", "secrets:use"],
   },
   ContinueAsNew: {
     functionName: "ContinueAsNewTask",

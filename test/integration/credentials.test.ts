@@ -217,7 +217,7 @@ describe("credentials on DynamoDB Local", () => {
   it("answers the current TOTP code of the stored secret, and refuses a bad secret or a missing one", async () => {
     const org = uniqueOrg();
     const at = new Date("2026-11-22T10:30:10.000Z");
-    const fixedClock = credentialsCore({ credentials: credentialStore(core.config), box: secretBox(core.config), policy: { allowPrivateTargets: true }, now: () => at });
+    const fixedClock = credentialsCore({ credentials: credentialStore(core.config), connections: core.connectionStore, box: secretBox(core.config), policy: { allowPrivateTargets: true }, now: () => at });
     const created = await fixedClock.create(org, aCredential("with-totp", { totp_secret: totpSecret }));
     const before = await itemsOfOrg(org);
 

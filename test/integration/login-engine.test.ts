@@ -219,10 +219,10 @@ describe("login engine against the test site", () => {
 describe("health probe", () => {
   it("says logged in with the session, logged out once the site expires it", async () => {
     const success = asSuccess(await answer(target("plain"), asInput(await engine.start(target("plain"))), credentials()));
-    expect(await engine.probe(target("plain"), success.session, success.postLoginUrl)).toEqual({ state: "logged_in" });
+    expect(await engine.probe(target("plain"), success.session, success.postLoginUrl, success.evidence)).toEqual({ state: "logged_in" });
 
     site.expireSessions("plain");
-    expect(await engine.probe(target("plain"), success.session, success.postLoginUrl)).toEqual({
+    expect(await engine.probe(target("plain"), success.session, success.postLoginUrl, success.evidence)).toEqual({
       state: "logged_out",
       reason: "redirected to the login page /plain/login",
     });
@@ -235,7 +235,7 @@ describe("health probe", () => {
         server.close(() => resolve(port));
       });
     });
-    const probe = await engine.probe(target("plain"), { cookies: [], origins: [] }, `http://127.0.0.1:${closedPort}/plain/account`);
+    const probe = await engine.probe(target("plain"), { cookies: [], origins: [] }, `http://127.0.0.1:${closedPort}/plain/account`, null);
     expect(probe).toEqual({ state: "unreachable", reason: "could not reach 127.0.0.1: ECONNREFUSED" });
   });
 });
@@ -254,13 +254,13 @@ describe("re-auth without a person", () => {
   it("re-logs in on totp with the stored values and secret, after the site expired the session", async () => {
     const first = asSuccess(await answer(target("totp"), asInput(await answer(target("totp"), asInput(await engine.start(target("totp"))), credentials())), { field_values: { totp_code: site.totp() } }));
     site.expireSessions("totp");
-    expect(await engine.probe(target("totp"), first.session, first.postLoginUrl)).toMatchObject({ state: "logged_out" });
+    expect(await engine.probe(target("totp"), first.session, first.postLoginUrl, first.evidence)).toMatchObject({ state: "logged_out" });
     expect(canReauthReason(first.requirements, true, true)).toBe("requirements_satisfiable");
 
     const logins = site.logins("totp");
     const again = asSuccess((await reauth("totp", { values: first.durableValues, totpCode: () => totpCode(site.user.totpSecret) })) as StepOutcome);
     expect(site.logins("totp")).toBe(logins + 1);
-    expect(await engine.probe(target("totp"), again.session, again.postLoginUrl)).toEqual({ state: "logged_in" });
+    expect(await engine.probe(target("totp"), again.session, again.postLoginUrl, again.evidence)).toEqual({ state: "logged_in" });
   });
 
   it("picks the authenticator app on the MFA picker when there is a secret", async () => {

@@ -6,6 +6,7 @@ import { officialSfnClient } from "../support/official-sfn.ts";
 import { keys } from "#shared/store/keys.ts";
 import { eventually } from "../support/poll.ts";
 import { servicesOnFreshTable, uniqueOrg } from "../support/services.ts";
+import { intervalWitness as sharedIntervalWitness } from "../support/interval-witness.ts";
 import { officialClient } from "../support/stack.ts";
 
 /** 300 s (the shortest interval) runs in 0.3 s. */
@@ -35,30 +36,9 @@ async function runningExecutions() {
   return (await sfn.send(new ListExecutionsCommand({ stateMachineArn: core.config.STATE_MACHINE_ARN, statusFilter: "RUNNING", maxResults: 1000 }))).executions ?? [];
 }
 
-/**
- * A connection checked every 300 s beside the ones under test. Every execution waits on the same
- * scaled clock, so its checks count the intervals that pass: a test waits for them, not for a time,
- * before saying something did *not* happen in those intervals.
- */
-async function intervalWitness(org: string) {
-  const witness = await core.connections.create(org, { domain: "witness.example.com", profile_name: "witness", health_check_interval: 300 });
-  const executionArn = (await core.connectionStore.get(org, witness.id))!.execution_arn!;
-  // Newest first: the page holds the newest checks, so counting those after a mark needs no more.
-  const newestChecks = async () => (await healthChecks(org, witness.id)).items.map((check) => check.id);
-  return {
-    executionArn,
-    /** Resolves once `intervals` whole intervals have passed (the first check counted may come at once). */
-    async intervalsPass(intervals: number): Promise<void> {
-      const mark = (await newestChecks())[0];
-      const checksSinceMark = async () => {
-        const ids = await newestChecks();
-        const index = mark === undefined ? -1 : ids.indexOf(mark);
-        return index === -1 ? ids.length : index;
-      };
-      await eventually(async () => ((await checksSinceMark()) >= intervals + 1 ? true : undefined), `${intervals} more intervals of the witness`);
-    },
-    remove: () => core.connections.remove(org, witness.id),
-  };
+async function intervalWitness() {
+  const witness = await sharedIntervalWitness(client);
+  return { ...witness, executionArn: (await core.connectionStore.get("local", witness.id))!.execution_arn! };
 }
 
 async function partitionItems(org: string, id: string) {
@@ -71,7 +51,7 @@ describe("the connection workflow", () => {
     const org = uniqueOrg();
     const created = await core.connections.create(org, { domain: "checked.example.com", profile_name: "p", health_check_interval: 300 });
     const arn = (await core.connectionStore.get(org, created.id))!.execution_arn!;
-    const witness = await intervalWitness(org);
+    const witness = await intervalWitness();
 
     const events = await eventually(async () => {
       const page = await healthChecks(org, created.id);
@@ -101,7 +81,7 @@ describe("the connection workflow", () => {
         core.connections.create(org, { domain: `race${index}.example.com`, profile_name: "racer", health_check_interval: 300 }),
       ),
     );
-    const witness = await intervalWitness(org);
+    const witness = await intervalWitness();
     await eventually(async () => ((await healthChecks(org, created[29]!.id)).items.length >= 2 ? true : undefined), "checks to run");
 
     await Promise.all(created.map((connection) => core.connections.remove(org, connection.id)));
@@ -117,7 +97,7 @@ describe("the connection workflow", () => {
   it("applies health-check settings at the next wait without a restart", async () => {
     const org = uniqueOrg();
     const created = await core.connections.create(org, { domain: "settings.example.com", profile_name: "p", health_check_interval: 300 });
-    const witness = await intervalWitness(org);
+    const witness = await intervalWitness();
     const checks = async () => (await healthChecks(org, created.id)).items.length;
     await eventually(async () => ((await checks()) >= 1 ? true : undefined), "a first check");
 

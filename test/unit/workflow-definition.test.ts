@@ -62,4 +62,30 @@ describe("the connection workflow definition", () => {
     expect(entered.slice(1, 4)).toEqual(["WaitForNextCheck", "HealthCheck", "NextStep"]);
     expect(entered.at(-1)).toBe("ConnectionGone");
   });
+
+  it("waits out a rate-limited re-auth until its retry_at, then checks again before any new re-auth", async () => {
+    const retryAt = new Date(Date.now() + 50).toISOString();
+    const loop = { org: "o", connection_id: "ac_1", generation: 0, next_check_at: new Date().toISOString() };
+    let checks = 0;
+    const machine = new StateMachine(definition as unknown as ConstructorParameters<typeof StateMachine>[0]);
+    const execution = machine.run(
+      { ...loop, iteration: 0 },
+      {
+        overrides: {
+          taskResourceLocalHandlers: {
+            HealthCheck: async () => ({ Payload: { ...loop, iteration: ++checks, next: checks === 1 ? "reauth" : "end" } }),
+            Reauth: async () => ({ Payload: { ...loop, iteration: checks, next: "wait_out_rate_limit", retry_at: retryAt } }),
+          },
+        },
+        context: { Execution: { Id: "arn:aws:states:us-east-1:123456789012:execution:m:ac_1", StartTime: new Date().toISOString() } },
+      },
+    );
+    const entered: string[] = [];
+    for await (const event of execution.eventLogs as AsyncGenerator<EventLog>) {
+      if (event.type === "StateEntered" && event.state) entered.push(event.state.name);
+    }
+
+    expect(entered).toEqual(["Start", "WaitForNextCheck", "HealthCheck", "NextStep", "Reauth", "NextStep", "WaitOutRateLimit", "HealthCheck", "NextStep", "ConnectionGone"]);
+    expect((definition.States.WaitOutRateLimit as unknown as { TimestampPath: string }).TimestampPath).toBe("$.retry_at");
+  });
 });

@@ -66,9 +66,9 @@ describe("pages that navigate by themselves", () => {
     expect(done).toMatchObject({ kind: "success", postLoginUrl: `${base}/home` });
     if (done.kind !== "success") return;
     expect(done.session.cookies.map((cookie) => cookie.name)).toEqual(["sid"]);
-    expect(await engine.probe(target(), done.session, done.postLoginUrl)).toEqual({ state: "logged_in" });
+    expect(await engine.probe(target(), done.session, done.postLoginUrl, done.evidence)).toEqual({ state: "logged_in" });
 
     sessions.clear();
-    expect(await engine.probe(target(), done.session, done.postLoginUrl)).toEqual({ state: "logged_out", reason: "redirected to the login page /login" });
+    expect(await engine.probe(target(), done.session, done.postLoginUrl, done.evidence)).toEqual({ state: "logged_out", reason: "redirected to the login page /login" });
   });
 });

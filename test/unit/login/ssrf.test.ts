@@ -80,7 +80,7 @@ describe("SSRF guard: login_url", () => {
 
   it("the health probe refuses the same way: unreachable, no socket", async () => {
     const { engine, connects } = awsEngine();
-    const probe = await engine.probe(targetFor("https://private.example/"), { cookies: [], origins: [] }, "https://private.example/account");
+    const probe = await engine.probe(targetFor("https://private.example/"), { cookies: [], origins: [] }, "https://private.example/account", null);
     expect(probe).toEqual({ state: "unreachable", reason: expect.stringContaining("it resolves to 10.0.0.1, a private address") });
     expect(connects).toEqual([]);
   });
@@ -106,7 +106,7 @@ describe("SSRF guard: login_url", () => {
 
   it("the health probe refuses another port the same way: unreachable, no socket", async () => {
     const { engine, connects, asked } = awsEngine();
-    const probe = await engine.probe(targetFor("https://shop.example/"), { cookies: [], origins: [] }, "https://shop.example:8443/account");
+    const probe = await engine.probe(targetFor("https://shop.example/"), { cookies: [], origins: [] }, "https://shop.example:8443/account", null);
     expect(probe).toEqual({ state: "unreachable", reason: expect.stringContaining("port 8443 is not 80 or 443") });
     expect(connects).toEqual([]);
     expect(asked).toEqual([]);

@@ -1,0 +1,63 @@
+import type { CanonicalField, FlowPrompt } from "../login/types.ts";
+import type { Connection, ConnectionStore } from "./connection.ts";
+import { scaledMs, type WorkflowTiming } from "./workflow.ts";
+
+/**
+ * Re-auth that cannot lock an account: a stored secret is sent at most once per re-auth, a rejected
+ * credential stops re-auth until a person logs in or the credential changes, and a site's rate limit
+ * is waited out (capped) before the next attempt.
+ */
+
+/** The longest the workflow waits out a site's rate limit: a longer lockout is tried again after this. */
+export const maxRateLimitWaitSeconds = 60 * 60;
+/** When the site does not say how long: common lockouts last 15 to 30 minutes. */
+export const defaultRateLimitWaitSeconds = 30 * 60;
+/** A `Retry-After: 0` must not turn into an immediate second attempt. */
+export const minRateLimitWaitSeconds = 60;
+
+/** When the workflow may try again after a rate-limit answer, as this deployment runs waits (scaled locally). */
+export function rateLimitRetryAt(now: Date, retryAfterSeconds: number | null | undefined, timing: Pick<WorkflowTiming, "timeScale">): string {
+  const seconds = Math.min(Math.max(retryAfterSeconds ?? defaultRateLimitWaitSeconds, minRateLimitWaitSeconds), maxRateLimitWaitSeconds);
+  return new Date(now.getTime() + scaledMs(seconds, timing)).toISOString();
+}
+
+const secretFieldTypes: ReadonlySet<CanonicalField["type"]> = new Set(["password", "totp_code"]);
+
+/** The secret kinds a prompt asks for: a re-auth answers each once, as a second ask means the site refused it. */
+export function secretsAsked(prompt: FlowPrompt): string[] {
+  return prompt.fields.filter((field) => secretFieldTypes.has(field.type)).map((field) => field.type);
+}
+
+/** Why re-auth stopped on a rejected credential, and what `can_reauth_reason` was before, to restore it. */
+export interface RejectedCredential {
+  credential_id: string;
+  can_reauth_reason: string | null;
+}
+
+/** The record's change when the site rejects the stored credential. */
+export function credentialRejected(connection: Connection, credentialId: string): Partial<Connection> {
+  return {
+    can_reauth: false,
+    can_reauth_reason: "no_credential",
+    reauth_rejected_credential: { credential_id: credentialId, can_reauth_reason: connection.can_reauth_reason },
+  };
+}
+
+/** Re-auth may try again with a changed credential: back to the reason the last login gave. */
+export function reauthRestored(rejected: RejectedCredential): Partial<Connection> {
+  return { can_reauth: true, can_reauth_reason: rejected.can_reauth_reason, reauth_rejected_credential: null };
+}
+
+/** After a stored credential changed, every connection whose re-auth it had stopped may re-auth again. */
+export async function credentialChanged(connections: Pick<ConnectionStore, "list" | "guardedUpdate">, org: string, credentialId: string): Promise<void> {
+  const stopped = await connections.list({
+    org,
+    scope: { kind: "org" },
+    offset: 0,
+    limit: Number.POSITIVE_INFINITY,
+    matches: (connection) => connection.reauth_rejected_credential?.credential_id === credentialId,
+  });
+  for (const connection of stopped.items) {
+    await connections.guardedUpdate(org, connection.id, { rejectedCredential: credentialId }, reauthRestored(connection.reauth_rejected_credential!));
+  }
+}

@@ -1,0 +1,350 @@
+import { isTag, type Element } from "domhandler";
+import { DomUtils, parseDocument } from "htmlparser2";
+import { isFillable } from "./fields.ts";
+import { isSearchForm } from "./forms.ts";
+import { collapse, parentElement, textOf, unescapeJs, type PageModel } from "./page.ts";
+
+/**
+ * The site's own message after a step (a wrong password's "Incorrect username or password", a
+ * lockout's "Too many attempts"), read where sites put it: elements marked as an error, alert or
+ * notice, field errors, live regions, a rejection sentence next to the form, a literal message an
+ * inline script writes, or a page title that says the login failed. Never from what a person does
+ * not see (`<noscript>`, scripts, templates, hidden elements) or from the page chrome, and never a
+ * text that holds a secret the person just typed.
+ */
+
+export interface SiteMessage {
+  text: string;
+  /** `notice`: a success or information message ("You are now logged out"); `neutral`: marked as a message but saying neither. */
+  tone: "error" | "notice" | "neutral";
+  where: "marked" | "field" | "alert" | "message_region" | "near_form" | "script" | "title";
+}
+
+interface Candidate extends SiteMessage {
+  element: Element | null;
+  strength: number;
+  distance: number;
+  order: number;
+}
+
+/** Longer than this, an element is a container of content, not a message. */
+const maxCandidateLength = 500;
+const maxNearFormLength = 200;
+const maxReportedLength = 300;
+
+const errorMarker = /error|danger|invalid|warning|fail|denied/;
+const noticeMarker = /success|(^|[-_])(info|information|positive|confirm|confirmation)([-_]|$)/;
+const messageMarker = /(^|[-_])(alerts?|flash(es)?|notices?|notifications?|messages?|msgs?|callout|toast|feedback)([-_]|$)/;
+const helpMarker = /help-block|help-text|helper-text|form-text|(^|[-_])hint([-_]|$)/;
+const hiddenMarker = /^(hidden|d-none|is-hidden|hide|invisible|sr-only|visually-?hidden|screen-reader-text)$|screen-reader/;
+const chromeMarker = /cookie|consent|gdpr/;
+const chromeRoles = new Set(["banner", "navigation", "contentinfo"]);
+const sectioning = new Set(["article", "aside", "main", "section", "form", "dialog"]);
+const unseen = new Set(["script", "style", "noscript", "template", "head", "title", "select", "option", "textarea", "svg", "iframe", "object"]);
+const controls = new Set(["input", "select", "textarea", "button", "option", "form"]);
+const sentenceElements = new Set(["p", "div", "span", "li", "strong", "b", "em", "small", "font", "td", "dd", "h1", "h2", "h3", "h4", "h5", "h6"]);
+
+/** Words of a message that reports a problem, for elements already marked as messages. */
+const errorWords =
+  /\b(error|errors|incorrect|invalid|wrong|denied|refused|rejected|forbidden|unauthori[sz]ed|not (recogni[sz]ed|allowed|permitted|valid|found)|(doesn'?t|does not|didn'?t|did not) match|failed|failure|try again|unable to|could ?n[o']t|cannot|locked|suspended|disabled|blocked|expired|too many|required|missing|must be|please (enter|provide|fill|check)|no account|unknown (user|account|username|e-?mail))\b/i;
+/** Stricter words for text that nothing marks as a message: a sentence near the form, the title, a script's literal. */
+const rejectionWords =
+  /\b(error|incorrect|invalid|wrong|denied|refused|rejected|not recogni[sz]ed|(doesn'?t|does not|didn'?t|did not) match|failed|failure|try again|unable to (sign|log)|could ?n[o']t (sign|log)|locked|too many|no account)\b/i;
+const successWords =
+  /\b(success\w*|logged out|signed out|been sent|check your (e-?mail|inbox|phone)|we('ve| have)? (sent|e-?mailed)|welcome|saved|updated|confirmed|verified|thank you|thanks)\b/i;
+
+const toneOrder: Record<SiteMessage["tone"], number> = { error: 0, neutral: 1, notice: 2 };
+
+/** Every message the page shows, best first: errors before neutral messages before notices, then the strongest marking, then the nearest the login form. */
+export function siteMessages(page: PageModel, secrets: readonly string[]): SiteMessage[] {
+  const context = pageContext(page);
+  const candidates = [...markedMessages(context), ...scriptMessages(context), ...titleMessages(page)];
+  candidates.push(...nearFormSentences(context, candidates));
+  // Case-blind: a site may change the case of what it repeats.
+  const typed = secrets.map((secret) => collapse(secret).toLowerCase()).filter(Boolean);
+  const safe = candidates.filter((candidate) => !typed.some((secret) => candidate.text.toLowerCase().includes(secret)));
+  const kept = safe.filter((candidate) => !hasInnerRival(candidate, safe));
+  kept.sort((a, b) => toneOrder[a.tone] - toneOrder[b.tone] || b.strength - a.strength || a.distance - b.distance || a.order - b.order);
+  const seen = new Set<string>();
+  const messages: SiteMessage[] = [];
+  for (const { text, tone, where } of kept) {
+    if (seen.has(text)) continue;
+    seen.add(text);
+    messages.push({ text: shorten(text), tone, where });
+  }
+  return messages;
+}
+
+/** The site's error message after a rejected step, or null; notices ("Check your email") are never one. */
+export function siteErrorMessage(page: PageModel, secrets: readonly string[]): string | null {
+  return siteMessages(page, secrets).find((message) => message.tone === "error")?.text ?? null;
+}
+
+interface PageContext {
+  elements: Element[];
+  orderOf: Map<Element, number>;
+  byId: Map<string, Element>;
+  loginForm: Element | null;
+  isExcluded: (element: Element) => boolean;
+  distanceToForm: (element: Element) => number;
+}
+
+function pageContext(page: PageModel): PageContext {
+  const elements = DomUtils.findAll(() => true, page.document.children);
+  const byId = new Map<string, Element>();
+  for (const element of elements) if (element.attribs.id && !byId.has(element.attribs.id)) byId.set(element.attribs.id, element);
+  const orderOf = new Map(elements.map((element, order) => [element, order]));
+  const loginForm = loginFormOf(page);
+  const excluded = new Map<Element, boolean>();
+  const isExcluded = (element: Element): boolean => {
+    const known = excluded.get(element);
+    if (known !== undefined) return known;
+    const parent = parentElement(element);
+    const result = unseen.has(element.name) || isHidden(element) || isChrome(element) || (parent !== null && isExcluded(parent));
+    excluded.set(element, result);
+    return result;
+  };
+  const formDepths = new Map<Element, number>();
+  for (let node = loginForm, depth = 0; node; node = parentElement(node), depth++) formDepths.set(node, depth);
+  // Steps through the tree to the form; ties go to the element fewer elements away in the page's order.
+  const formOrder = loginForm ? orderOf.get(loginForm)! : 0;
+  const distanceToForm = (element: Element): number => {
+    if (!loginForm) return 0;
+    const orderGap = Math.abs(orderOf.get(element)! - formOrder) / (elements.length + 1);
+    for (let node: Element | null = element, up = 0; node; node = parentElement(node), up++) {
+      const down = formDepths.get(node);
+      if (down !== undefined) return up + down + orderGap;
+    }
+    return Number.POSITIVE_INFINITY;
+  };
+  return { elements, orderOf, byId, loginForm, isExcluded, distanceToForm };
+}
+
+/** The form a person types into: the one with a password field, else the one with the most fields that is not a search. */
+function loginFormOf(page: PageModel): Element | null {
+  const fillable = (form: PageModel["forms"][number]) => form.controls.filter(isFillable);
+  const withPassword = page.forms.find((form) => fillable(form).some((control) => control.type === "password"));
+  if (withPassword) return withPassword.element;
+  const ranked = page.forms
+    .filter((form) => !isSearchForm(form))
+    .map((form) => ({ form, count: fillable(form).length }))
+    .filter(({ count }) => count > 0)
+    .sort((a, b) => b.count - a.count);
+  return ranked[0]?.form.element ?? null;
+}
+
+/** Elements a site marks as a message: by class or id, by ARIA role or live region, or as the error text of an invalid field. */
+function markedMessages(context: PageContext): Candidate[] {
+  const fieldErrors = new Set<Element>();
+  for (const element of context.elements) {
+    if (element.attribs["aria-invalid"] !== "true") continue;
+    const ids = `${element.attribs["aria-describedby"] ?? ""} ${element.attribs["aria-errormessage"] ?? ""}`.split(/\s+/);
+    for (const id of ids) {
+      const target = id ? context.byId.get(id) : undefined;
+      if (target) fieldErrors.add(target);
+    }
+  }
+  const candidates: Candidate[] = [];
+  context.elements.forEach((element, order) => {
+    if (controls.has(element.name) || context.isExcluded(element)) return;
+    const marking = markingOf(element, fieldErrors.has(element));
+    if (!marking) return;
+    const text = messageText(element);
+    if (!text || text.length > maxCandidateLength || containsFields(element)) return;
+    const words = errorWords.test(text);
+    const tone = marking.tone ?? (words ? "error" : successWords.test(text) ? "notice" : marking.where === "alert" ? "error" : "neutral");
+    candidates.push({ text, tone, where: marking.where, element, strength: marking.strength + (words ? 1 : 0), distance: context.distanceToForm(element), order });
+  });
+  return candidates;
+}
+
+/** How an element is marked as a message; `tone` when the marking alone says it, otherwise its words decide. */
+function markingOf(element: Element, fieldError: boolean): { where: SiteMessage["where"]; strength: number; tone?: SiteMessage["tone"] } | null {
+  const names = markerNames(element);
+  if (fieldError) return { where: "field", strength: 4, tone: "error" };
+  if (names.some((name) => errorMarker.test(name))) return { where: "marked", strength: 4, tone: "error" };
+  if (names.some((name) => helpMarker.test(name)) && inErrorGroup(element)) return { where: "field", strength: 4, tone: "error" };
+  if (names.some((name) => noticeMarker.test(name))) return { where: "marked", strength: 2, tone: "notice" };
+  const role = element.attribs.role;
+  if (role === "alert" || role === "alertdialog") return { where: "alert", strength: 3 };
+  const live = element.attribs["aria-live"];
+  if (role === "status" || live === "polite" || live === "assertive" || names.some((name) => messageMarker.test(name))) {
+    return { where: "message_region", strength: 2 };
+  }
+  return null;
+}
+
+/** Help text is a field error inside a group marked as failed (Bootstrap 3's `.has-error .help-block`, Rails' `.field_with_errors`). */
+function inErrorGroup(element: Element): boolean {
+  let node = parentElement(element);
+  for (let level = 0; node && level < 3 && node.name !== "form"; level++, node = parentElement(node)) {
+    if (markerNames(node).some((name) => errorMarker.test(name))) return true;
+  }
+  return false;
+}
+
+/**
+ * A rejection sentence that nothing marks, in the login form or beside it: "Login failed." in a
+ * plain `<p>` or `<font color=red>`. The innermost such element, so one line and not its container.
+ */
+function nearFormSentences(context: PageContext, marked: Candidate[]): Candidate[] {
+  if (!context.loginForm) return [];
+  // The form's container, or the one around it when the form is all the container holds.
+  const parent = parentElement(context.loginForm);
+  const grandparent = parent && parent.children.filter(isTag).length === 1 ? parentElement(parent) : null;
+  const scope = grandparent ?? parent ?? context.loginForm;
+  const insideMarked = (element: Element) => marked.some((candidate) => candidate.element && (candidate.element === element || isInside(element, candidate.element)));
+  const found: Candidate[] = [];
+  for (const element of DomUtils.findAll((node) => sentenceElements.has(node.name), [scope])) {
+    if (context.isExcluded(element) || containsFields(element)) continue;
+    const text = messageText(element);
+    if (!text || text.length > maxNearFormLength || text.endsWith("?") || !rejectionWords.test(text) || successWords.test(text)) continue;
+    if (DomUtils.findAll((node) => node.name === "a", element.children).some((link) => messageText(link) === text)) continue;
+    if (insideMarked(element)) continue;
+    found.push({ text, tone: "error", where: "near_form", element, strength: 1, distance: context.distanceToForm(element), order: context.orderOf.get(element)! });
+  }
+  return found.filter((candidate) => !found.some((other) => other !== candidate && isInside(other.element!, candidate.element!)));
+}
+
+/**
+ * Literal messages inline scripts show, read from the script's text (never run): a string literal
+ * assigned to `innerHTML`, `innerText` or `textContent` of `document.getElementById("id")` or
+ * `document.querySelector("#id")`, given to jQuery's `$("#id").text(...)` / `.html(...)`, or to
+ * `alert(...)`. The element must exist and be visible, and the statement must run when the page
+ * loads: at the script's top level, or in an immediately invoked function or a load handler, never
+ * in an `if`, a function or an event handler (form validation writes its messages there).
+ */
+const scriptWrites = [
+  /\bdocument\s*\.\s*(?:getElementById\s*\(\s*(["'])([\w:.-]+)\1|querySelector\s*\(\s*(["'])#([\w-]+)\3)\s*\)\s*\.\s*(?:innerHTML|innerText|textContent)\s*=\s*(?<literal>"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\$])*`)\s*(?=[;}\n]|$)/g,
+  /(?:\$|\bjQuery)\s*\(\s*(["'])#([\w-]+)\1\s*\)\s*\.\s*(?:text|html)\s*\(\s*(?<literal>"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\$])*`)\s*\)/g,
+  /(?<![\w$.])(?:window\s*\.\s*)?alert\s*\(\s*(?<literal>"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\$])*`)\s*\)/g,
+];
+const loadHandlerOpening =
+  /(?:addEventListener\s*\(\s*["'](?:DOMContentLoaded|load)["']\s*,\s*|\bonload\s*=\s*|(?:\$|\bjQuery)\s*\(\s*(?:document\s*\)\s*\.\s*ready\s*\(\s*)?|\(\s*)(?:function\s*\w*\s*\([\w\s,]*\)|\([\w\s,]*\)\s*=>|\w+\s*=>)\s*$/;
+
+function scriptMessages(context: PageContext): Candidate[] {
+  const candidates: Candidate[] = [];
+  context.elements.forEach((script, order) => {
+    if (script.name !== "script" || script.attribs.src !== undefined || !isJavaScript(script.attribs.type) || isInert(script)) return;
+    const code = DomUtils.textContent(script);
+    for (const pattern of scriptWrites) {
+      for (const match of code.matchAll(pattern)) {
+        const id = match[2] ?? match[4];
+        const target = id === undefined ? null : context.byId.get(id);
+        if (target === undefined || (target && context.isExcluded(target)) || !runsOnLoad(code, match.index)) continue;
+        const text = literalText(match.groups!.literal!);
+        if (!text || text.length > maxCandidateLength) continue;
+        const tone = rejectionWords.test(text) ? "error" : successWords.test(text) ? "notice" : "neutral";
+        candidates.push({ text, tone, where: "script", element: target, strength: 1, distance: target ? context.distanceToForm(target) : Number.POSITIVE_INFINITY, order });
+      }
+    }
+  });
+  return candidates;
+}
+
+/** A script in `<template>` or `<noscript>` never runs in a browser that runs scripts. */
+function isInert(script: Element): boolean {
+  for (let node = parentElement(script); node; node = parentElement(node)) if (node.name === "template" || node.name === "noscript") return true;
+  return false;
+}
+
+function isJavaScript(type: string | undefined): boolean {
+  return type === undefined || type === "" || /^(text|application)\/(javascript|ecmascript)$|^module$/i.test(type.trim());
+}
+
+/** Whether the code at `index` runs as the page loads: every block around it opens an immediately invoked function or a load handler. */
+function runsOnLoad(code: string, index: number): boolean {
+  const blocks: boolean[] = [];
+  for (let at = 0; at < index; at++) {
+    const character = code[at]!;
+    if (character === '"' || character === "'" || character === "`") at = endOfString(code, at);
+    else if (code.startsWith("//", at)) at = endOf(code.indexOf("\n", at), code);
+    else if (code.startsWith("/*", at)) at = endOf(code.indexOf("*/", at), code) + 1;
+    else if (character === "{") blocks.push(loadHandlerOpening.test(code.slice(Math.max(0, at - 120), at)));
+    else if (character === "}") blocks.pop();
+    // The match sits inside a string or a comment: nothing runs it.
+    if (at >= index) return false;
+  }
+  return blocks.every(Boolean);
+}
+
+function endOf(position: number, code: string): number {
+  return position === -1 ? code.length : position;
+}
+
+function endOfString(code: string, start: number): number {
+  for (let at = start + 1; at < code.length; at++) {
+    if (code[at] === "\\") at++;
+    else if (code[at] === code[start]) return at;
+  }
+  return code.length;
+}
+
+/** A JavaScript string literal's text; markup in it (an `innerHTML` value) is reduced to its visible text. */
+function literalText(literal: string): string {
+  return textOf(parseDocument(unescapeJs(literal.slice(1, -1))));
+}
+
+/** A title that reports the failure ("Login failed"): the last resort, after anything in the page's body. */
+function titleMessages(page: PageModel): Candidate[] {
+  if (!rejectionWords.test(page.title) || successWords.test(page.title)) return [];
+  return [{ text: page.title, tone: "error", where: "title", element: null, strength: 0, distance: Number.POSITIVE_INFINITY, order: 0 }];
+}
+
+/** An outer candidate gives way to one inside it that says as much: `.cdx-message--error` to its `.cdx-message__content`. */
+function hasInnerRival(candidate: Candidate, candidates: Candidate[]): boolean {
+  const outer = candidate.element;
+  if (!outer) return false;
+  return candidates.some(
+    (other) => other !== candidate && other.element && other.element !== outer && other.tone === candidate.tone && other.strength >= candidate.strength && isInside(other.element, outer),
+  );
+}
+
+function isInside(element: Element, container: Element): boolean {
+  for (let node = parentElement(element); node; node = parentElement(node)) if (node === container) return true;
+  return false;
+}
+
+/** The text a person reads in the element; none when it has no word (a required-field "*", an icon's glyph). */
+function messageText(element: Element): string {
+  const text = textOf(element, new Set(), (inner) => inner.name === "button" || unseen.has(inner.name) || isHidden(inner));
+  return /\p{L}{2}/u.test(text) ? text : "";
+}
+
+function containsFields(element: Element): boolean {
+  return DomUtils.existsOne(
+    (node) => node.name === "form" || node.name === "select" || node.name === "textarea" || (node.name === "input" && !["hidden", "submit", "button", "image", "reset"].includes((node.attribs.type ?? "text").toLowerCase())),
+    element.children,
+  );
+}
+
+function markerNames(element: Element): string[] {
+  return [...(element.attribs.class ?? "").toLowerCase().split(/\s+/), (element.attribs.id ?? "").toLowerCase()].filter(Boolean);
+}
+
+function isHidden(element: Element): boolean {
+  const attribs = element.attribs;
+  const style = (attribs.style ?? "").replace(/\s/g, "").toLowerCase();
+  return (
+    "hidden" in attribs ||
+    attribs["aria-hidden"] === "true" ||
+    (attribs.type ?? "").toLowerCase() === "hidden" ||
+    (element.name === "dialog" && !("open" in attribs)) ||
+    style.includes("display:none") ||
+    style.includes("visibility:hidden") ||
+    (attribs.class ?? "").toLowerCase().split(/\s+/).some((name) => hiddenMarker.test(name))
+  );
+}
+
+/** Site-wide header, navigation and footer, and cookie banners: never where a login's message is. */
+function isChrome(element: Element): boolean {
+  if (element.name === "nav" || chromeRoles.has(element.attribs.role ?? "")) return true;
+  if (markerNames(element).some((name) => chromeMarker.test(name))) return true;
+  if (element.name !== "header" && element.name !== "footer") return false;
+  for (let node = parentElement(element); node; node = parentElement(node)) if (sectioning.has(node.name)) return false;
+  return true;
+}
+
+function shorten(text: string): string {
+  return text.length <= maxReportedLength ? text : `${text.slice(0, maxReportedLength - 1).trimEnd()}…`;
+}

@@ -1,0 +1,78 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createLoginEngine } from "#shared/login/engine.ts";
+import type { LoginTarget, StepOutcome } from "#shared/login/types.ts";
+import { startGuardedLoginSite, type GuardedLoginSite } from "../sites/guarded-login-site.ts";
+
+let site: GuardedLoginSite;
+let target: LoginTarget;
+
+beforeAll(async () => {
+  site = await startGuardedLoginSite();
+  target = { domain: "127.0.0.1", loginUrl: site.loginUrl, allowedDomains: [] };
+});
+
+afterEach(() => site.throttle(null));
+
+afterAll(async () => {
+  await site?.stop();
+});
+
+const engine = createLoginEngine({ allowPrivateTargets: true });
+type Input = Extract<StepOutcome, { kind: "input" }>;
+
+function asInput(outcome: StepOutcome): Input {
+  expect(outcome, JSON.stringify(outcome)).toMatchObject({ kind: "input" });
+  return outcome as Input;
+}
+
+/** A person typing at the prompt (each step through JSON, as between Lambdas). */
+function type(step: Input, password: string): Promise<StepOutcome> {
+  return engine.submit(target, JSON.parse(JSON.stringify(step.state)), { field_values: { identifier: site.user.email, password } });
+}
+
+describe("an interactive login on a site that limits attempts", () => {
+  it("keeps three tries for a person typing wrong passwords", async () => {
+    const before = site.submissions();
+    let step = asInput(await engine.start(target));
+    step = asInput(await type(step, "wrong one"));
+    expect(step.websiteError).toBe("Invalid Email or password.");
+    step = asInput(await type(step, "wrong two"));
+
+    const third = await type(step, "wrong three");
+
+    expect(third).toMatchObject({ kind: "failure", errorCode: "credentials_invalid" });
+    expect(site.submissions()).toBe(before + 3);
+  });
+
+  it("ends rate_limited, not as a wrong password, when the site answers 429 with Retry-After", async () => {
+    let step = asInput(await engine.start(target));
+    step = asInput(await type(step, "wrong one"));
+    site.throttle({ kind: "http_429", retryAfter: "120" });
+
+    const limited = await type(step, site.user.password);
+
+    expect(limited).toMatchObject({ kind: "failure", errorCode: "rate_limited", retryAfterSeconds: 120 });
+  });
+
+  it("reads a Retry-After given as an HTTP-date", async () => {
+    const step = asInput(await engine.start(target));
+    site.throttle({ kind: "http_429", retryAfter: new Date(Date.now() + 10 * 60_000).toUTCString() });
+
+    const limited = await type(step, site.user.password);
+
+    expect(limited).toMatchObject({ kind: "failure", errorCode: "rate_limited" });
+    expect((limited as { retryAfterSeconds: number }).retryAfterSeconds).toBeGreaterThan(500);
+    expect((limited as { retryAfterSeconds: number }).retryAfterSeconds).toBeLessThanOrEqual(600);
+  });
+
+  it("ends rate_limited on a lockout told only in the page, with the wait it names, and never echoes the password", async () => {
+    const step = asInput(await engine.start(target));
+    site.throttle({ kind: "message", message: "Too many failed login attempts. Please try again in 20 minutes." });
+
+    const limited = await type(step, site.user.password);
+
+    expect(limited).toMatchObject({ kind: "failure", errorCode: "rate_limited", retryAfterSeconds: 1200 });
+    expect((limited as { message: string }).message).toContain("Too many failed login attempts");
+    expect(JSON.stringify(limited)).not.toContain(site.user.password);
+  });
+});
