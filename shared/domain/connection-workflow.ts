@@ -8,7 +8,7 @@ import { timelineRecord, type Connection, type ConnectionStore } from "./connect
 import { loginOutcomes, loginTarget, type LoginOutcomeDeps } from "./login-flows.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
 import { openEvidence } from "./session-evidence.ts";
-import { credentialRejected, rateLimitRetryAt, secretsAsked } from "./reauth-safety.ts";
+import { reauthRateLimited, reauthStopped, secretsAsked } from "./reauth-safety.ts";
 import { executionName, nextCheckAt, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
 export interface HealthCheckTaskInput {
@@ -67,7 +67,8 @@ const maxReauthSteps = 8;
 type ReplayOutcome =
   | Exclude<StepOutcome, { kind: "input" }>
   | { kind: "blocked"; reason: ReauthBlock }
-  | { kind: "rejected"; credentialId: string; message: string; websiteError: string | null };
+  | { kind: "rejected"; credentialId: string; message: string; websiteError: string | null }
+  | { kind: "limited"; credentialId: string; message: string; retryAfterSeconds: number | null };
 
 /** Where the loop goes after a check (or re-auth) of `connection`. */
 function loopNext(
@@ -160,6 +161,9 @@ export function reauthCore(deps: ReauthDeps) {
     if (outcome.kind === "failure" && outcome.errorCode === "credentials_invalid") {
       return { kind: "rejected", credentialId: credential.id, message: outcome.message, websiteError: null };
     }
+    if (outcome.kind === "failure" && outcome.errorCode === "rate_limited") {
+      return { kind: "limited", credentialId: credential.id, message: outcome.message, retryAfterSeconds: outcome.retryAfterSeconds ?? null };
+    }
     if (outcome.kind !== "input") return outcome;
     return { kind: "failure", errorCode: "unsupported_auth_method", message: `the login did not finish within ${maxReauthSteps} steps` };
   }
@@ -177,6 +181,7 @@ export function reauthCore(deps: ReauthDeps) {
       });
       const reauthFlow = { flow_type: "REAUTH" as const, flow_id: null, flow_started_at: clock().toISOString(), flow_expires_at: null };
       let written: boolean;
+      let retryAt: string | null = null;
       if (outcome.kind === "success") {
         written = await outcomes.succeed(connection, guard, outcome, reauthFlow);
       } else if (outcome.kind === "rejected") {
@@ -184,8 +189,13 @@ export function reauthCore(deps: ReauthDeps) {
           connection,
           guard,
           { status: "FAILED", code: "credentials_invalid", message: outcome.message },
-          { ...reauthFlow, status: "NEEDS_AUTH", website_error: outcome.websiteError, ...credentialRejected(connection, outcome.credentialId) },
+          { ...reauthFlow, status: "NEEDS_AUTH", website_error: outcome.websiteError, ...reauthStopped(connection, outcome.credentialId) },
         );
+      } else if (outcome.kind === "limited") {
+        // `found`, not `connection`: whether the last flow was a rate-limited re-auth.
+        const limited = reauthRateLimited(found, outcome, clock(), deps.timing);
+        retryAt = limited.retryAt;
+        written = await outcomes.fail(connection, guard, { status: "FAILED", code: "rate_limited", message: limited.message }, { ...reauthFlow, status: "NEEDS_AUTH", ...limited.changes });
       } else {
         const blocked = outcome.kind === "blocked";
         written = await outcomes.fail(
@@ -203,9 +213,7 @@ export function reauthCore(deps: ReauthDeps) {
       // The loop goes on from the check's schedule: the re-auth does not count as an iteration.
       const onSchedule = { ...loop, iteration: input.iteration, next_check_at: input.next_check_at };
       if (!written) return { ...onSchedule, next: "end" };
-      if (outcome.kind === "failure" && outcome.errorCode === "rate_limited") {
-        return { ...onSchedule, next: "wait_out_rate_limit", retry_at: rateLimitRetryAt(clock(), outcome.retryAfterSeconds, deps.timing) };
-      }
+      if (retryAt !== null) return { ...onSchedule, next: "wait_out_rate_limit", retry_at: retryAt };
       return { ...onSchedule, next: "wait" };
     },
   };

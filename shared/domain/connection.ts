@@ -86,7 +86,7 @@ export interface FlowInternals {
   login_requirements?: string[] | null;
   /** What the last successful login learnt a signed-in page shows, sealed (domain/session-evidence.ts). */
   session_evidence_sealed?: string | null;
-  /** Set while re-auth is stopped because the site rejected the stored credential (reauth-safety.ts). */
+  /** Set while re-auth is stopped because the site rejected the stored credential or kept limiting it (reauth-safety.ts). */
   reauth_rejected_credential?: RejectedCredential | null;
 }
 

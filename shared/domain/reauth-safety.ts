@@ -5,7 +5,7 @@ import { scaledMs, type WorkflowTiming } from "./workflow.ts";
 /**
  * Re-auth that cannot lock an account: a stored secret is sent at most once per re-auth, a rejected
  * credential stops re-auth until a person logs in or the credential changes, and a site's rate limit
- * is waited out (capped) before the next attempt.
+ * is waited out (capped) before the next attempt; a second rate limit in a row stops re-auth too.
  */
 
 /** The longest the workflow waits out a site's rate limit: a longer lockout is tried again after this. */
@@ -28,19 +28,41 @@ export function secretsAsked(prompt: FlowPrompt): string[] {
   return prompt.fields.filter((field) => secretFieldTypes.has(field.type)).map((field) => field.type);
 }
 
-/** Why re-auth stopped on a rejected credential, and what `can_reauth_reason` was before, to restore it. */
+/** Why re-auth stopped on the stored credential, and what `can_reauth_reason` was before, to restore it. */
 export interface RejectedCredential {
   credential_id: string;
   can_reauth_reason: string | null;
 }
 
-/** The record's change when the site rejects the stored credential. */
-export function credentialRejected(connection: Connection, credentialId: string): Partial<Connection> {
+/**
+ * The record's change when re-auth must stop sending the stored credential (the site rejected it, or
+ * kept limiting it): a credential is linked, but only a person can log in or change it now.
+ */
+export function reauthStopped(connection: Connection, credentialId: string): Partial<Connection> {
   return {
     can_reauth: false,
-    can_reauth_reason: "no_credential",
+    can_reauth_reason: "requires_external_action",
     reauth_rejected_credential: { credential_id: credentialId, can_reauth_reason: connection.can_reauth_reason },
   };
+}
+
+/**
+ * How a re-auth the site rate-limited ends. The first waits until `retryAt`; when the re-auth before
+ * it was rate-limited too, with no login between, the site still refuses after its own wait, so
+ * re-auth stops as on a rejection rather than resubmit after every wait.
+ */
+export function reauthRateLimited(
+  connection: Connection,
+  limit: { credentialId: string; message: string; retryAfterSeconds: number | null },
+  now: Date,
+  timing: Pick<WorkflowTiming, "timeScale">,
+): { retryAt: string | null; message: string; changes: Partial<Connection> } {
+  const limitedBefore = connection.flow_type === "REAUTH" && connection.flow_status === "FAILED" && connection.error_code === "rate_limited";
+  if (limitedBefore) {
+    return { retryAt: null, message: `${limit.message}; re-auth stops: the site limited it again after its wait`, changes: reauthStopped(connection, limit.credentialId) };
+  }
+  const retryAt = rateLimitRetryAt(now, limit.retryAfterSeconds, timing);
+  return { retryAt, message: `${limit.message}; re-auth waits until ${retryAt}`, changes: {} };
 }
 
 /** Re-auth may try again with a changed credential: back to the reason the last login gave. */

@@ -7,9 +7,9 @@ import { createWebClient, RefusedRequestError, UnreachableError, type NetworkOpt
 import { parsePage, type PageModel } from "./page.ts";
 import { rateLimitOf } from "./rate-limit.ts";
 import { hostOf, scopeRefusal, type ScopePolicy } from "./scope.ts";
-import { siteErrorMessage } from "./site-message.ts";
+import { siteErrorOf, siteMessages, type SiteMessage } from "./site-message.ts";
 import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "./session.ts";
-import { judgeWithEvidence, learnSessionEvidence, type SessionEvidence } from "./session-evidence.ts";
+import { judgeWithEvidence, learnSessionEvidence, sessionCookieNames, type SessionEvidence } from "./session-evidence.ts";
 import { readSubmission } from "./submission.ts";
 import type {
   EngineState,
@@ -139,8 +139,8 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
   }
 
   /**
-   * What the health checks will look for: the landing page as a later visit with the session sees it,
-   * compared with the same page fetched without cookies.
+   * What the health checks will look for: the landing page as two later visits with the session see
+   * it, compared with the same page fetched without cookies.
    */
   async function learnEvidence(
     target: LoginTarget,
@@ -152,17 +152,22 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     // The answer to a POST is not what a GET of its URL shows later: the checks GET it.
     const signedIn = answeredPost ? await load(jar, target, { url: landed.page.url }, []) : landed;
     const url = signedIn.page.url;
+    const cookiesOf = (cookies: CookieJar) => cookies.getCookiesSync(url).map((cookie) => cookie.key);
+    const afterFirst = cookiesOf(jar);
+    // A second look, at login only, tells what stays from what changes per request (a count, a featured link, a one-shot cookie).
+    const again = await load(jar, target, { url }, []);
     const anonymousJar = emptyJar();
     const anonymous = await load(anonymousJar, target, { url }, []).catch((error: unknown) => {
       if (error instanceof RefusedRequestError || error instanceof UnreachableError) return null;
       throw error;
     });
-    const anonymousCookies = new Set(anonymousJar.getCookiesSync(url).map((cookie) => cookie.key));
+    const refused = anonymous !== null && refusalOf(anonymous.page, anonymous.model, url) !== null;
     const evidence = learnSessionEvidence({
-      signedIn: { url, body: signedIn.page.body, refused: false },
-      anonymous: anonymous && { url: anonymous.page.url, body: anonymous.page.body, refused: refusalOf(anonymous.page, anonymous.model, url) !== null },
+      signedIn: [signedIn.model, again.model],
+      // An error page without the session (a rate limit, an outage) is nothing to compare with.
+      anonymous: anonymous && (refused || anonymous.page.status < 400) ? { model: anonymous.model, refused } : null,
       identifiers,
-      sessionCookies: jar.getCookiesSync(url).map((cookie) => cookie.key).filter((name) => !anonymousCookies.has(name)),
+      sessionCookies: sessionCookieNames({ afterFirst, afterSecond: cookiesOf(jar), anonymous: cookiesOf(anonymousJar) }),
     });
     return { evidence, postLoginUrl: url };
   }
@@ -180,12 +185,18 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
       throw error;
     }
     if (page.status >= 500) return { state: "unreachable", reason: `the site answered HTTP ${page.status}` };
+    // A rate limit says nothing about the session: its state is unknown, not lost.
+    if (page.status === 429 || (page.status >= 400 && page.headers["retry-after"] !== undefined)) {
+      return { state: "unreachable", reason: `the site is limiting requests (HTTP ${page.status})` };
+    }
     const refusal = refusalOf(page, model, postLoginUrl);
     if (refusal) return { state: "logged_out", reason: refusal };
+    // Nor does a 404 or another error answer: post_login_url may have moved.
+    if (page.status >= 400) return { state: "unreachable", reason: `the site answered HTTP ${page.status} for ${pathOf(postLoginUrl)}, which may have moved` };
     if (evidence === null) return { state: "logged_in" };
     const deleted = deletedSessionCookie(jar, page, postLoginUrl, evidence);
     if (deleted) return { state: "logged_out", reason: `the site deleted the session cookie ${deleted}` };
-    return judgeWithEvidence(evidence, page);
+    return judgeWithEvidence(evidence, () => model ?? parsePage(page.body, page.url));
   }
 
   return { start, submit, probe };
@@ -210,13 +221,13 @@ function deletedSessionCookie(jar: CookieJar, page: Page, postLoginUrl: string, 
 /** The login page: `loginUrl`, or the domain's home page, or a sign-in link on either. */
 async function findLoginPage(target: LoginTarget, policy: ScopePolicy, load: (url: string) => Promise<Loaded>): Promise<LoginStep> {
   const entry = target.loginUrl ? await load(target.loginUrl) : await loadHomePage(target.domain, load);
-  checkBlocked(entry);
   const entryStep = analyzeStep(entry.model, null);
+  checkBlocked(entry, entryStep !== null);
   if (entryStep) return entryStep;
   for (const link of signInLinks(entry.model, target, policy).slice(0, 3)) {
     const linked = await load(link);
-    checkBlocked(linked);
     const step = analyzeStep(linked.model, null);
+    checkBlocked(linked, step !== null);
     if (step) return step;
   }
   const scripted = entry.model.forms.length === 0 && /<script\b/i.test(entry.page.body) ? " (the page may build its form with script, which this HTTP engine does not run)" : "";
@@ -253,11 +264,13 @@ async function afterSubmit(
   secrets: string[],
   learn: () => Promise<{ evidence: SessionEvidence; postLoginUrl: string }>,
 ): Promise<StepOutcome> {
-  const siteError = siteErrorMessage(model, secrets);
-  checkBlocked({ page, model }, siteError);
+  const messages = siteMessages(model, secrets);
+  const siteError = siteErrorOf(messages);
   const step = analyzeStep(model, state.chosenMfa);
+  const shownAgain = step !== null && state.step.kind === "input" && step.plan.signature === state.step.signature;
+  checkBlocked({ page, model }, shownAgain || (step ? asksToSignIn(step) : isLoginUrl(page.url)), messages);
   if (step) {
-    const sameStep = answered && state.step.kind === "input" && step.plan.signature === state.step.signature;
+    const sameStep = answered && shownAgain;
     state.rejections = sameStep ? state.rejections + 1 : 0;
     if (state.rejections >= maxRejections) {
       throw new FlowFailure("credentials_invalid", `the site rejected ${maxRejections} attempts in a row${siteError ? `: ${siteError}` : ""}`);
@@ -306,18 +319,28 @@ function addRequirement(requirements: LoginRequirement[], requirement: LoginRequ
   return requirement === null || requirements.includes(requirement) ? requirements : [...requirements, requirement];
 }
 
-/** Captchas and bot walls end a flow: an HTTP client cannot get past them; a rate limit ends it before another attempt counts. */
-function checkBlocked({ page, model }: Loaded, siteError: string | null = siteErrorMessage(model, [])): void {
+/**
+ * Captchas and bot walls end a flow: an HTTP client cannot get past them. A rate limit ends it before
+ * another attempt counts, looked for only where the site held the login back (`heldBack`: the login
+ * form or the same step shown again) or refused it (4xx): a signed-in page may say "too many failed
+ * attempts since your last visit" or "try again in a few minutes" of something else.
+ */
+function checkBlocked({ page, model }: Loaded, heldBack: boolean, messages: readonly SiteMessage[] = siteMessages(model, [])): void {
   if (model.captcha) throw new FlowFailure("captcha_blocked", `${pathOf(page.url)} asks to solve a captcha`);
-  const limit = rateLimitOf({ status: page.status, headers: page.headers, siteMessage: siteError }, new Date());
+  const limit = heldBack || (page.status >= 400 && page.status < 500) ? rateLimitOf({ status: page.status, headers: page.headers, messages: messages.map((message) => message.text) }, new Date()) : null;
   if (limit) {
     const wait = limit.retryAfterSeconds === null ? "" : ` (retry after ${limit.retryAfterSeconds} s)`;
-    throw new FlowFailure("rate_limited", `${hostOf(new URL(page.url))} limits login attempts${wait}${siteError ? `: ${siteError}` : ""}`, limit.retryAfterSeconds);
+    throw new FlowFailure("rate_limited", `${hostOf(new URL(page.url))} limits login attempts${wait}${limit.message ? `: ${limit.message}` : ""}`, limit.retryAfterSeconds);
   }
   if ([403, 429, 503].includes(page.status) && botWallWords.test(`${model.title} ${model.text}`)) {
     throw new FlowFailure("bot_detected", `${hostOf(new URL(page.url))} answered HTTP ${page.status} with a bot check`);
   }
   if (page.status >= 500) throw new FlowFailure("site_unreachable", `${hostOf(new URL(page.url))} answered HTTP ${page.status}`);
+}
+
+/** A step that asks who the person is or their password: the login form, not a later step. */
+function asksToSignIn(step: LoginStep): boolean {
+  return step.prompt.fields.some((field) => field.type === "identifier" || field.type === "password");
 }
 
 function inputOutcome(state: FlowState, step: LoginStep, websiteError: string | null): StepOutcome {

@@ -72,6 +72,8 @@ export interface LoginStep {
 
 const loginPath = /(^|[/_-])(log-?in|sign-?in|sign_in|logon|authorize|auth|sso|session|verify|mfa|2fa|otp|challenge)([/_.-]|$)/i;
 const signInWords = /\b(sign in|log in|login|verify|verification|two-factor|2-step|authenticat\w*|choose an account|select an account)\b/i;
+const signInLinkWords =
+  /^(?:sign ?in|log ?in|login|sign ?on|log ?on|anmelden|einloggen|connexion|se connecter|iniciar sesi[óo]n|entrar|accedi|inloggen|aanmelden|zaloguj(?: się)?|logga in|kirjaudu(?: sisään)?|přihlásit(?: se)?|войти|ログイン|登录|登入)(?: (?:to|with) .{1,40})?$/i;
 const formPurpose = /log-?in|sign-?in|session|auth|verify|otp|mfa|2fa/;
 const otherPurpose = /search|newsletter|subscribe|register|sign-?up|contact|comment|feedback/;
 const externalWords =
@@ -81,6 +83,11 @@ const instructionWords = /\b(code|sent|authenticator|text message)\b/i;
 /** The URL path looks like a sign-in, verification or SSO page. */
 export function isLoginUrl(url: string): boolean {
   return loginPath.test(new URL(url).pathname);
+}
+
+/** A link that offers to sign in: its whole text says so, in the languages sites commonly use, or it leads to a login page. */
+export function isSignInLink(link: { href: string; text: string }): boolean {
+  return signInLinkWords.test(link.text) || isLoginUrl(link.href);
 }
 
 function isSignInPage(page: PageModel): boolean {

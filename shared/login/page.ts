@@ -72,7 +72,11 @@ const lineBreaking = new Set(["br", "div", "p", "small", "li", "h1", "h2", "h3",
 const captchaClasses = new Set(["g-recaptcha", "h-captcha", "cf-turnstile", "frc-captcha"]);
 const captchaSources = /recaptcha|hcaptcha|turnstile|challenges\.cloudflare\.com|arkoselabs|funcaptcha/i;
 const captchaWords = /verify (that )?you are (a )?human|i'?m not a robot|complete the captcha|solve the captcha/i;
-export const signOutWords = /\b(sign[ -]?out|log[ -]?out|logout|signoff|sign[ -]?off)\b/i;
+/** A sign-out control's words, in the languages sites commonly use. */
+export const signOutWords =
+  /\b(?:sign[ -]?out|log[ -]?(?:out|off)|sign[ -]?off|abmelden|ausloggen|uitloggen|afmelden|wyloguj|logga ut|log ud|logg ut|kirjaudu ulos|disconnetti)\b|d[ée]connexion|se d[ée]connecter|cerrar sesi[óo]n|(?:terminar|encerrar) sess[ãa]o|odhl[áa]sit|выйти|выход|ログアウト|登出|退出登录|注销/i;
+/** A sign-out address or form name: `/logout`, `/users/sign_out`, `Special:UserLogout`, `logout-form`. */
+export const signOutAddress = /log[-_]?out|sign[-_]?out|log[-_]?off|sign[-_]?off|abmelden/i;
 const scriptSubmit = /\.submit\(\s*\)/;
 const metaRefresh = /^\s*(\d+)(?:\.\d*)?\s*[;,]\s*url\s*=\s*(\S.*?)\s*$/i;
 const maxRefreshSeconds = 5;
@@ -127,14 +131,14 @@ export function parsePage(html: string, url: string): PageModel {
         };
         forms.push(form);
         formOf.set(element, form);
-        if (signOutWords.test(form.identity)) hasSignOut = true;
+        if (signOutAddress.test(form.identity)) hasSignOut = true;
         break;
       }
       case "a": {
         const href = resolveUrl(element.attribs.href, url);
         const text = textOf(element) || element.attribs["aria-label"] || element.attribs.title || "";
         if (href && !href.startsWith("javascript:")) links.push({ href, text, element });
-        if (signOutWords.test(text) || signOutWords.test(element.attribs.href ?? "")) hasSignOut = true;
+        if (signOutWords.test(text) || signOutAddress.test(element.attribs.href ?? "")) hasSignOut = true;
         break;
       }
       case "input":
@@ -146,7 +150,7 @@ export function parsePage(html: string, url: string): PageModel {
         const form = owner ? formOf.get(owner) : undefined;
         // A button outside any form only does something with script, which this engine does not run.
         if (form) form.controls.push(control);
-        if (control.tag === "button" && signOutWords.test(control.lines.join(" "))) hasSignOut = true;
+        if (["submit", "button"].includes(control.type) && signOutWords.test(control.lines.join(" ") || (element.attribs["aria-label"] ?? ""))) hasSignOut = true;
         break;
       }
     }

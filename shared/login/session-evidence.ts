@@ -1,24 +1,29 @@
 import { createHash, randomBytes } from "node:crypto";
-import { isTag, isText, type Document, type Element } from "domhandler";
-import { DomUtils, parseDocument } from "htmlparser2";
+import { isTag, isText, type Element } from "domhandler";
+import { DomUtils } from "htmlparser2";
+import { isSignInLink } from "./forms.ts";
+import { signOutAddress, type PageModel } from "./page.ts";
 
 /**
  * What tells a site's signed-in landing page from the same page without the session, learnt at each
- * login by fetching `post_login_url` once more without cookies, and looked for again by every health
- * check. Values that could name the account are kept as hashes salted per login, and the whole is
- * sealed on the connection's record.
+ * login from two fetches of `post_login_url` with the session and one without, and looked for again
+ * by every health check. Values that could name the account are kept as hashes salted per login, and
+ * the whole is sealed on the connection's record.
  */
 export interface SessionEvidence {
   version: 1;
   basis: SessionEvidenceBasis;
   salt: string;
-  /** Shown with the session only: a check counts as logged in while at least one still shows. */
+  /** Shown by both signed-in fetches and not without the session: a check counts as logged in while at least one still shows. */
   signedIn: SignedInMarker[];
-  /** The page without the session offered to sign in and the signed-in one did not: its return means logged out. */
-  signInWhenOut: boolean;
+  /**
+   * Where (element locators) the page without the session offered to sign in and the signed-in one
+   * did not. Read only when no marker was learnt: an offer in one of these places means logged out.
+   */
+  signInPlaces: string[];
   /** Without the session the page sent to a login page, asked for a password, or answered 401/403. */
   refusedWhenOut: boolean;
-  /** Cookies the login added for `post_login_url`: a page that deletes one has ended the session. */
+  /** Cookies the login added that stayed through both signed-in fetches: a page that deletes one has ended the session. */
   sessionCookies: string[];
 }
 
@@ -32,152 +37,161 @@ export type SessionEvidenceBasis = (typeof sessionEvidenceBases)[number];
 
 export type SignedInMarker =
   | { kind: "sign_out" }
-  /** The account's name or identifier, hashed, shown inside the element `where` names (`tag`, `tag#id` or `tag.class`). */
+  /** The account's name or identifier, hashed, shown inside the element `where` names (see `locatorOf`). */
   | { kind: "account_name"; where: string; hash: string }
   /** A link to the account's own page, hashed. */
   | { kind: "account_link"; hash: string }
+  /** The title with its digits masked; learnt only beside another marker, since titles also change for reasons of their own. */
   | { kind: "title"; hash: string };
 
-/** A fetched page as the evidence reads it. */
-export interface FetchedPage {
-  /** Where the fetch ended, after redirects. */
-  url: string;
-  body: string;
+/** The page fetched without the session. */
+export interface AnonymousPage {
+  model: PageModel;
   /** What a visitor without a session gets: 401/403, a redirect to a login page, or a password form. */
   refused: boolean;
 }
 
-const signOutText =
-  /\b(?:sign[ -]?out|log[ -]?(?:out|off)|sign[ -]?off|abmelden|ausloggen|uitloggen|afmelden|wyloguj|logga ut|log ud|logg ut|kirjaudu ulos|disconnetti)\b|d[ée]connexion|se d[ée]connecter|cerrar sesi[óo]n|(?:terminar|encerrar) sess[ãa]o|odhl[áa]sit|выйти|выход|ログアウト|登出|退出登录|注销/i;
-const signOutAddress = /log[-_]?out|sign[-_]?out|log[-_]?off|sign[-_]?off|abmelden/i;
-const signInText =
-  /^(?:sign ?in|log ?in|login|sign ?on|log ?on|anmelden|einloggen|connexion|se connecter|iniciar sesi[óo]n|entrar|accedi|inloggen|aanmelden|zaloguj(?: się)?|logga in|kirjaudu(?: sisään)?|přihlásit(?: se)?|войти|ログイン|登录|登入)(?: (?:to|with) .{1,40})?$/i;
-const signInAddress = /(?:^|[/_.?&=:-])(?:log-?in|sign-?in|sign_in|userlogin|wp-login\.php)(?:[/_.?&=-]|$)/i;
+export type EvidenceVerdict = { state: "logged_in" } | { state: "logged_out"; reason: string } | { state: "inconclusive"; reason: string };
+
+export const unverifiableReason = "the page cannot tell signed-in from signed-out: it looks the same with and without the session";
+
 const accountAddress = /(?:^|[/_.?&=:-])(?:account|accounts|profile|profil|user|users|member|members|me|my|settings|preferences|konto|compte|perfil|viewprofile|password_change)(?:[/_.?&=:-]|$)/i;
 /** Query parameters that change per visit or per session: left out when two links are compared. */
 const volatileParameter = /^(?:sid|_?nonce|_wpnonce|token|csrf|_csrf|csrfmiddlewaretoken|authenticity_token|state|returnto|return_to|returnurl|redirect|redirect_to|next|came_from|ref|_|t|ts)$/i;
 const randomValue = /^[\w-]{20,}$/;
+/**
+ * Ids and class names a build generates (CSS-in-JS, CSS modules, framework ids, hashes): they change
+ * with a deploy, so a marker located by one would go stale.
+ */
+const generatedName = /^(?:css|jsx|svelte|astro|emotion|sc)-|^:|__[\w-]*\d[\w-]*$|^_(?=[\w-]*\d)[\w-]{4,}$|^(?=[a-z\d]*\d[a-z\d]*\d)(?=[a-z\d]*[a-z])[a-z\d]{6,}$|\d{3,}/i;
+/** Elements that hold a page's parts whatever their classes: a place to fall back on when nothing nearer is named. */
+const landmarks = new Set(["header", "nav", "footer", "aside", "main", "form"]);
+/** Cookie names that carry a message, a return address or a preference for a request or two, not the session. */
+const passingCookie = /flash|message|notice|alert|toast|redirect|return|referr?er|^next$|csrf|xsrf|consent|locale|^lang|theme|timezone|^_ga|^_gid/i;
 const tokenSeparators = /[\s,;:!?()"'<>«»[\]{}|/\\]+/;
 const shortestName = 3;
-/** How far up from the text an element with an id or class is looked for, to say where the name shows. */
+/** How far up from a name or link an element with an id or class is looked for, to say where it shows. */
 const locatorDepth = 3;
 
-interface PageSignals {
-  document: Document;
+/** What one page shows that a marker or a sign-in offer could be made of, each under a key that compares pages. */
+interface PageFindings {
   signOut: boolean;
-  signIn: boolean;
+  /** `locator name` -> where and which name. */
+  names: Map<string, { where: string; name: string }>;
+  /** Account-like same-site links, normalised. */
+  accountLinks: Set<string>;
   title: string;
-  /** Same-site links, normalised, with their text. */
-  links: { href: string; text: string }[];
+  signInPlaces: Set<string>;
 }
 
-function readSignals(body: string, url: string): PageSignals {
-  const document = parseDocument(body);
-  const origin = originOf(url);
-  let signOut = false;
-  let signIn = false;
-  let title = "";
-  const links: PageSignals["links"] = [];
-  for (const element of DomUtils.findAll((node) => ["a", "form", "button", "input", "title"].includes(node.name), document.children)) {
-    const attribs = element.attribs;
-    if (element.name === "title") {
-      title ||= collapse(DomUtils.textContent(element));
-      continue;
+function findingsOf(page: PageModel, names: string[]): PageFindings {
+  const origin = new URL(page.url).origin;
+  const accountLinks = new Set<string>();
+  const signInPlaces = new Set<string>();
+  for (const link of page.links) {
+    const href = normalisedLink(link.href);
+    if (href === null || href.origin !== origin) continue;
+    if (isSignInLink(link)) {
+      const place = placeOf(link.element);
+      if (place !== null) signInPlaces.add(place);
+    } else if (!signOutAddress.test(href.href) && (accountAddress.test(href.pathname + href.search) || names.some((name) => link.text.toLowerCase().includes(name)))) {
+      accountLinks.add(href.href);
     }
-    if (element.name === "form") {
-      if (signOutAddress.test(attribs.action ?? "") || signOutAddress.test(`${attribs.id ?? ""} ${attribs.class ?? ""}`)) signOut = true;
-      continue;
-    }
-    if (element.name === "input" && !["submit", "button"].includes((attribs.type ?? "").toLowerCase())) continue;
-    const text = collapse(element.name === "input" ? (attribs.value ?? "") : DomUtils.textContent(element)) || attribs["aria-label"] || attribs.title || "";
-    if (signOutText.test(text)) signOut = true;
-    if (element.name !== "a") continue;
-    const href = normalisedLink(attribs.href, url);
-    if (href === null || originOf(href) !== origin) continue;
-    if (signOutAddress.test(href)) signOut = true;
-    else if (signInText.test(text) || signInAddress.test(new URL(href).pathname + new URL(href).search)) signIn = true;
-    links.push({ href, text });
   }
-  return { document, signOut, signIn, title, links };
+  return { signOut: page.hasSignOut, names: nameLocations(page, names), accountLinks, title: maskedTitle(page.title), signInPlaces };
 }
 
-/** What the signed-in page shows that the same page without the session does not; `anonymous` null when it could not be fetched. */
+/**
+ * What both signed-in fetches show that the page without the session does not; `anonymous` null when
+ * it could not be fetched. Anything that differs between the two signed-in fetches changes per request
+ * (a count, a featured link) and is no evidence.
+ */
 export function learnSessionEvidence(options: {
-  signedIn: FetchedPage;
-  anonymous: FetchedPage | null;
+  signedIn: [PageModel, PageModel];
+  anonymous: AnonymousPage | null;
   /** What the person typed to name the account (never a password). */
   identifiers: string[];
   sessionCookies: string[];
 }): SessionEvidence {
   const salt = randomBytes(16).toString("base64url");
   const hash = (value: string) => saltedHash(salt, value);
-  const signedIn = readSignals(options.signedIn.body, options.signedIn.url);
-  const refusedWhenOut = options.anonymous?.refused ?? false;
-  const anonymous = refusedWhenOut ? null : options.anonymous;
-  const anonymousSignals = anonymous ? readSignals(anonymous.body, anonymous.url) : null;
   const names = accountNames(options.identifiers);
+  const [first, second] = options.signedIn.map((page) => findingsOf(page, names)) as [PageFindings, PageFindings];
+  const refusedWhenOut = options.anonymous?.refused ?? false;
+  const anonymousPage = refusedWhenOut ? null : (options.anonymous?.model ?? null);
+  const anonymous = anonymousPage ? findingsOf(anonymousPage, names) : null;
   const markers: SignedInMarker[] = [];
 
-  if (signedIn.signOut && !anonymousSignals?.signOut) markers.push({ kind: "sign_out" });
-  const anonymousWords = new Set(anonymousSignals ? tokensOf(DomUtils.textContent(anonymousSignals.document)) : []);
-  const shownNames = names.filter((name) => !anonymousWords.has(name));
-  for (const where of nameLocations(signedIn.document, shownNames)) markers.push({ kind: "account_name", where: where.locator, hash: hash(where.name) });
-  // Without the anonymous page a link or title could be the same for everyone: only the two above are sure signs.
-  if (anonymousSignals) {
-    const anonymousLinks = new Set(anonymousSignals.links.map((link) => link.href));
-    const accountLinks = signedIn.links.filter(
-      (link) =>
-        !anonymousLinks.has(link.href) &&
-        !signOutAddress.test(link.href) &&
-        (accountAddress.test(new URL(link.href).pathname + new URL(link.href).search) || names.some((name) => link.text.toLowerCase().includes(name))),
-    );
-    for (const href of new Set(accountLinks.map((link) => link.href))) markers.push({ kind: "account_link", hash: hash(href) });
-    if (signedIn.title && signedIn.title !== anonymousSignals.title) markers.push({ kind: "title", hash: hash(signedIn.title) });
+  if (first.signOut && second.signOut && !anonymous?.signOut) markers.push({ kind: "sign_out" });
+  const anonymousWords = new Set(anonymousPage ? tokensOf(DomUtils.textContent(anonymousPage.document)) : []);
+  for (const [key, where] of first.names) {
+    if (second.names.has(key) && !anonymousWords.has(where.name)) markers.push({ kind: "account_name", where: where.where, hash: hash(where.name) });
   }
-  const signInWhenOut = Boolean(anonymousSignals?.signIn) && !signedIn.signIn;
-  const verified = markers.length > 0 || signInWhenOut || refusedWhenOut;
+  // Without the anonymous page a link or title could be the same for everyone: only the two above are sure signs.
+  if (anonymous) {
+    for (const href of first.accountLinks) {
+      if (second.accountLinks.has(href) && !anonymous.accountLinks.has(href)) markers.push({ kind: "account_link", hash: hash(href) });
+    }
+    if (markers.length > 0 && first.title && first.title === second.title && first.title !== anonymous.title) markers.push({ kind: "title", hash: hash(first.title) });
+  }
+  const signInPlaces = anonymous ? [...anonymous.signInPlaces].filter((place) => !first.signInPlaces.has(place) && !second.signInPlaces.has(place)) : [];
+  const verified = markers.length > 0 || signInPlaces.length > 0 || refusedWhenOut;
   return {
     version: 1,
     basis: verified ? "verified" : "unverifiable",
     salt,
     signedIn: markers,
-    signInWhenOut,
+    signInPlaces,
     refusedWhenOut,
     sessionCookies: options.sessionCookies,
   };
 }
 
-export type EvidenceVerdict = { state: "logged_in" } | { state: "logged_out"; reason: string } | { state: "inconclusive"; reason: string };
-
 /**
  * Whether a page fetched with the saved session still shows what the signed-in page showed. The
- * caller has already ruled out the plain signs (401/403, a login page, a deleted session cookie).
+ * caller has already ruled out the plain signs (401/403, a login page, a deleted session cookie);
+ * `read` parses the page, called only when the evidence needs it.
  */
-export function judgeWithEvidence(evidence: SessionEvidence, page: { url: string; body: string }): EvidenceVerdict {
-  if (evidence.basis === "unverifiable") {
-    return { state: "inconclusive", reason: "the page looks the same with and without the session, so it cannot show whether the session still works" };
+export function judgeWithEvidence(evidence: SessionEvidence, read: () => PageModel): EvidenceVerdict {
+  if (evidence.basis === "unverifiable") return { state: "inconclusive", reason: unverifiableReason };
+  if (evidence.signedIn.length === 0 && evidence.signInPlaces.length === 0) return { state: "logged_in" };
+  const page = read();
+  if (evidence.signedIn.some((marker) => shows(marker, page, evidence.salt))) return { state: "logged_in" };
+  if (evidence.signedIn.length > 0) {
+    return { state: "logged_out", reason: "the page no longer shows what it showed signed in (a sign-out control, the account's name or link)" };
   }
-  if (!evidence.signInWhenOut && evidence.signedIn.length === 0) return { state: "logged_in" };
-  const signals = readSignals(page.body, page.url);
-  if (evidence.signInWhenOut && signals.signIn) return { state: "logged_out", reason: "the page offers to sign in, as it does without the session" };
-  if (evidence.signedIn.length === 0 || evidence.signedIn.some((marker) => shows(marker, signals, evidence.salt))) return { state: "logged_in" };
-  return { state: "logged_out", reason: "the page no longer shows what it showed signed in (a sign-out control, the account's name or link)" };
+  // A sign-in link elsewhere (a wiki page named Login in a list of changes) says nothing about the session.
+  const offered = page.links.some((link) => isSignInLink(link) && evidence.signInPlaces.includes(placeOf(link.element) ?? ""));
+  return offered ? { state: "logged_out", reason: "the page offers to sign in where it does without the session" } : { state: "logged_in" };
 }
 
 /** Cheapest first: most signed-in pages show a sign-out control, which needs no hashing. */
-function shows(marker: SignedInMarker, signals: PageSignals, salt: string): boolean {
+function shows(marker: SignedInMarker, page: PageModel, salt: string): boolean {
   switch (marker.kind) {
     case "sign_out":
-      return signals.signOut;
+      return page.hasSignOut;
     case "title":
-      return saltedHash(salt, signals.title) === marker.hash;
+      return saltedHash(salt, maskedTitle(page.title)) === marker.hash;
     case "account_link":
-      return signals.links.some((link) => saltedHash(salt, link.href) === marker.hash);
+      return page.links.some((link) => {
+        const href = normalisedLink(link.href);
+        return href !== null && saltedHash(salt, href.href) === marker.hash;
+      });
     case "account_name":
-      return DomUtils.findAll((element) => locatorOf(element) === marker.where, signals.document.children).some((element) =>
+      return DomUtils.findAll((element) => locatorOf(element) === marker.where, page.document.children).some((element) =>
         tokensOf(DomUtils.textContent(element)).some((token) => saltedHash(salt, token) === marker.hash),
       );
   }
+}
+
+/**
+ * The cookies whose deletion ends the session: added by the login (the visit without the session
+ * lacks them), kept through both signed-in fetches (a one-shot cookie is gone by the second), and not
+ * named like a message, return address or preference.
+ */
+export function sessionCookieNames(names: { afterFirst: string[]; afterSecond: string[]; anonymous: string[] }): string[] {
+  const anonymous = new Set(names.anonymous);
+  return names.afterFirst.filter((name) => names.afterSecond.includes(name) && !anonymous.has(name) && !passingCookie.test(name));
 }
 
 export function isSessionEvidence(value: unknown): value is SessionEvidence {
@@ -188,6 +202,7 @@ export function isSessionEvidence(value: unknown): value is SessionEvidence {
     sessionEvidenceBases.includes(evidence.basis as SessionEvidenceBasis) &&
     typeof evidence.salt === "string" &&
     Array.isArray(evidence.signedIn) &&
+    Array.isArray(evidence.signInPlaces) &&
     Array.isArray(evidence.sessionCookies)
   );
 }
@@ -204,31 +219,42 @@ function accountNames(identifiers: string[]): string[] {
   return [...names];
 }
 
-/** Where each name shows as a word of an element's own text; the nearest element with an id or class says where. */
-function nameLocations(document: Document, names: string[]): { locator: string; name: string }[] {
-  if (names.length === 0) return [];
-  const found = new Map<string, { locator: string; name: string }>();
-  for (const text of DomUtils.findAll(() => true, document.children).flatMap((element) => element.children.filter(isText))) {
+/** Where each name shows as a word of an element's own text, keyed by place and name. */
+function nameLocations(page: PageModel, names: string[]): Map<string, { where: string; name: string }> {
+  const found = new Map<string, { where: string; name: string }>();
+  if (names.length === 0) return found;
+  for (const text of DomUtils.findAll(() => true, page.document.children).flatMap((element) => element.children.filter(isText))) {
     const tokens = tokensOf(text.data);
     const name = names.find((candidate) => tokens.includes(candidate));
     const parent = text.parent;
     if (!name || !parent || !isTag(parent) || ["script", "style", "title", "noscript", "textarea"].includes(parent.name)) continue;
-    let holder: Element = parent;
-    for (let depth = 0; depth < locatorDepth && !holder.attribs.id && !holder.attribs.class; depth++) {
-      if (!holder.parent || !isTag(holder.parent)) break;
-      holder = holder.parent;
-    }
-    if (!holder.attribs.id && !holder.attribs.class) holder = parent;
-    const locator = locatorOf(holder);
-    found.set(`${locator} ${name}`, { locator, name });
+    const where = placeOf(parent);
+    if (where !== null) found.set(`${where} ${name}`, { where, name });
   }
-  return [...found.values()];
+  return found;
 }
 
-function locatorOf(element: Element): string {
-  if (element.attribs.id) return `${element.name}#${element.attribs.id}`;
-  const firstClass = (element.attribs.class ?? "").trim().split(/\s+/)[0];
-  return firstClass ? `${element.name}.${firstClass}` : element.name;
+/**
+ * The locator of the nearest element, from `element` up, that a later version of the page will still
+ * name the same way: one with an id or a class a build did not generate (up to `locatorDepth` levels
+ * up), else the nearest landmark (header, nav, main...). Null when nothing names the place.
+ */
+function placeOf(element: Element): string | null {
+  let depth = 0;
+  for (let node: Element | null = element; node; node = node.parent && isTag(node.parent) ? node.parent : null, depth++) {
+    const locator = locatorOf(node);
+    if (locator !== null && (depth <= locatorDepth || landmarks.has(node.name))) return locator;
+  }
+  return null;
+}
+
+/** `tag#id`, `tag.class` (the first class a build did not generate), or a landmark's tag; null for an element nothing names. */
+function locatorOf(element: Element): string | null {
+  const id = element.attribs.id;
+  if (id && !generatedName.test(id)) return `${element.name}#${id}`;
+  const stableClass = (element.attribs.class ?? "").split(/\s+/).find((name) => name !== "" && !generatedName.test(name));
+  if (stableClass) return `${element.name}.${stableClass}`;
+  return landmarks.has(element.name) ? element.name : null;
 }
 
 function tokensOf(text: string): string[] {
@@ -240,34 +266,26 @@ function tokensOf(text: string): string[] {
     .filter((token) => token.length >= shortestName);
 }
 
-/** The link without its fragment and the query parameters that change per visit, so one account page compares equal. */
-function normalisedLink(href: string | undefined, base: string): string | null {
-  if (!href || /^\s*(javascript|mailto|tel):/i.test(href)) return null;
+/** Counts and dates in a title ("Inbox (3)") change between visits without the session changing. */
+function maskedTitle(title: string): string {
+  return title.replace(/\d+/g, "#");
+}
+
+/** The link without the query parameters that change per visit, so one account page compares equal. */
+function normalisedLink(href: string): URL | null {
   try {
-    const url = new URL(href.trim(), base);
-    url.hash = "";
+    const url = new URL(href);
+    if (url.protocol !== "http:" && url.protocol !== "https:") return null;
     for (const [name, value] of [...url.searchParams]) {
       if (volatileParameter.test(name) || randomValue.test(value)) url.searchParams.delete(name);
     }
     url.searchParams.sort();
-    return url.href;
+    return url;
   } catch {
     return null;
   }
 }
 
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return "";
-  }
-}
-
 function saltedHash(salt: string, value: string): string {
   return createHash("sha256").update(salt).update("\0").update(value).digest("base64url").slice(0, 22);
-}
-
-function collapse(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
 }

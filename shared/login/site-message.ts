@@ -15,9 +15,8 @@ import { collapse, parentElement, textOf, unescapeJs, type PageModel } from "./p
 
 export interface SiteMessage {
   text: string;
-  /** `notice`: a success or information message ("You are now logged out"); `neutral`: marked as a message but saying neither. */
-  tone: "error" | "notice" | "neutral";
-  where: "marked" | "field" | "alert" | "message_region" | "near_form" | "script" | "title";
+  /** False for a success or information notice ("You are now logged out") or a message saying neither. */
+  error: boolean;
 }
 
 interface Candidate extends SiteMessage {
@@ -26,6 +25,9 @@ interface Candidate extends SiteMessage {
   distance: number;
   order: number;
 }
+
+/** Shorter than this, a typed secret is too likely a piece of the site's own words ("a", "in") to tell an echo from them. */
+const minEchoedSecretLength = 3;
 
 /** Longer than this, an element is a container of content, not a message. */
 const maxCandidateLength = 500;
@@ -52,32 +54,46 @@ const rejectionWords =
   /\b(error|incorrect|invalid|wrong|denied|refused|rejected|not recogni[sz]ed|(doesn'?t|does not|didn'?t|did not) match|failed|failure|try again|unable to (sign|log)|could ?n[o']t (sign|log)|locked|too many|no account)\b/i;
 const successWords =
   /\b(success\w*|logged out|signed out|been sent|check your (e-?mail|inbox|phone)|we('ve| have)? (sent|e-?mailed)|welcome|saved|updated|confirmed|verified|thank you|thanks)\b/i;
+/** What a login's own message speaks of, so a rejection far from the form still beats a page-wide warning ("Your browser is not supported"). */
+const loginWords = /\b(password|passcode|user ?name|login|log ?in|sign ?in|e-?mail|credentials?|account|code|attempts?)\b/i;
 
-const toneOrder: Record<SiteMessage["tone"], number> = { error: 0, neutral: 1, notice: 2 };
-
-/** Every message the page shows, best first: errors before neutral messages before notices, then the strongest marking, then the nearest the login form. */
+/**
+ * Every message the page shows, best first: errors before other messages; then those that belong to
+ * the login (in or beside its form, or speaking of the login) before page-wide ones; then the
+ * strongest marking; then the nearest the login form.
+ */
 export function siteMessages(page: PageModel, secrets: readonly string[]): SiteMessage[] {
   const context = pageContext(page);
   const candidates = [...markedMessages(context), ...scriptMessages(context), ...titleMessages(page)];
   candidates.push(...nearFormSentences(context, candidates));
   // Case-blind: a site may change the case of what it repeats.
-  const typed = secrets.map((secret) => collapse(secret).toLowerCase()).filter(Boolean);
+  const typed = secrets
+    .map((secret) => collapse(secret).toLowerCase())
+    .filter((secret) => secret.length >= minEchoedSecretLength);
   const safe = candidates.filter((candidate) => !typed.some((secret) => candidate.text.toLowerCase().includes(secret)));
   const kept = safe.filter((candidate) => !hasInnerRival(candidate, safe));
-  kept.sort((a, b) => toneOrder[a.tone] - toneOrder[b.tone] || b.strength - a.strength || a.distance - b.distance || a.order - b.order);
+  const ofLogin = new Map(kept.map((candidate) => [candidate, context.besideForm(candidate.element) || (candidate.error && loginWords.test(candidate.text))]));
+  kept.sort(
+    (a, b) =>
+      Number(b.error) - Number(a.error) ||
+      Number(ofLogin.get(b)) - Number(ofLogin.get(a)) ||
+      b.strength - a.strength ||
+      a.distance - b.distance ||
+      a.order - b.order,
+  );
   const seen = new Set<string>();
   const messages: SiteMessage[] = [];
-  for (const { text, tone, where } of kept) {
+  for (const { text, error } of kept) {
     if (seen.has(text)) continue;
     seen.add(text);
-    messages.push({ text: shorten(text), tone, where });
+    messages.push({ text: shorten(text), error });
   }
   return messages;
 }
 
-/** The site's error message after a rejected step, or null; notices ("Check your email") are never one. */
-export function siteErrorMessage(page: PageModel, secrets: readonly string[]): string | null {
-  return siteMessages(page, secrets).find((message) => message.tone === "error")?.text ?? null;
+/** The site's error message among `messages` (siteMessages), or null; notices ("Check your email") are never one. */
+export function siteErrorOf(messages: readonly SiteMessage[]): string | null {
+  return messages.find((message) => message.error)?.text ?? null;
 }
 
 interface PageContext {
@@ -85,8 +101,12 @@ interface PageContext {
   orderOf: Map<Element, number>;
   byId: Map<string, Element>;
   loginForm: Element | null;
+  /** The login form's surroundings: its container, widened past wrappers that hold nothing else. */
+  formScope: Element | null;
   isExcluded: (element: Element) => boolean;
   distanceToForm: (element: Element) => number;
+  /** In the login form or beside it, within `formScope`. */
+  besideForm: (element: Element | null) => boolean;
 }
 
 function pageContext(page: PageModel): PageContext {
@@ -117,7 +137,16 @@ function pageContext(page: PageModel): PageContext {
     }
     return Number.POSITIVE_INFINITY;
   };
-  return { elements, orderOf, byId, loginForm, isExcluded, distanceToForm };
+  const formScope = loginForm && scopeOf(loginForm);
+  const besideForm = (element: Element | null): boolean => element !== null && formScope !== null && (element === formScope || isInside(element, formScope));
+  return { elements, orderOf, byId, loginForm, formScope, isExcluded, distanceToForm, besideForm };
+}
+
+/** The form's container, or the one around it while each holds nothing but the form's wrapper (at most three levels up). */
+function scopeOf(form: Element): Element {
+  let scope = parentElement(form) ?? form;
+  for (let level = 0; level < 2 && scope.children.filter(isTag).length === 1; level++) scope = parentElement(scope) ?? scope;
+  return scope;
 }
 
 /** The form a person types into: the one with a password field, else the one with the most fields that is not a search. */
@@ -152,25 +181,26 @@ function markedMessages(context: PageContext): Candidate[] {
     const text = messageText(element);
     if (!text || text.length > maxCandidateLength || containsFields(element)) return;
     const words = errorWords.test(text);
-    const tone = marking.tone ?? (words ? "error" : successWords.test(text) ? "notice" : marking.where === "alert" ? "error" : "neutral");
-    candidates.push({ text, tone, where: marking.where, element, strength: marking.strength + (words ? 1 : 0), distance: context.distanceToForm(element), order });
+    const error = marking.error ?? (words || (!successWords.test(text) && marking.alert === true));
+    candidates.push({ text, error, element, strength: marking.strength + (words ? 1 : 0), distance: context.distanceToForm(element), order });
   });
   return candidates;
 }
 
-/** How an element is marked as a message; `tone` when the marking alone says it, otherwise its words decide. */
-function markingOf(element: Element, fieldError: boolean): { where: SiteMessage["where"]; strength: number; tone?: SiteMessage["tone"] } | null {
+/**
+ * How an element is marked as a message; `error` when the marking alone says whether it is one,
+ * otherwise its words decide (an alert saying nothing of success counts as an error).
+ */
+function markingOf(element: Element, fieldError: boolean): { strength: number; error?: boolean; alert?: boolean } | null {
   const names = markerNames(element);
-  if (fieldError) return { where: "field", strength: 4, tone: "error" };
-  if (names.some((name) => errorMarker.test(name))) return { where: "marked", strength: 4, tone: "error" };
-  if (names.some((name) => helpMarker.test(name)) && inErrorGroup(element)) return { where: "field", strength: 4, tone: "error" };
-  if (names.some((name) => noticeMarker.test(name))) return { where: "marked", strength: 2, tone: "notice" };
+  if (fieldError) return { strength: 4, error: true };
+  if (names.some((name) => errorMarker.test(name))) return { strength: 4, error: true };
+  if (names.some((name) => helpMarker.test(name)) && inErrorGroup(element)) return { strength: 4, error: true };
+  if (names.some((name) => noticeMarker.test(name))) return { strength: 2, error: false };
   const role = element.attribs.role;
-  if (role === "alert" || role === "alertdialog") return { where: "alert", strength: 3 };
+  if (role === "alert" || role === "alertdialog") return { strength: 3, alert: true };
   const live = element.attribs["aria-live"];
-  if (role === "status" || live === "polite" || live === "assertive" || names.some((name) => messageMarker.test(name))) {
-    return { where: "message_region", strength: 2 };
-  }
+  if (role === "status" || live === "polite" || live === "assertive" || names.some((name) => messageMarker.test(name))) return { strength: 2 };
   return null;
 }
 
@@ -188,11 +218,8 @@ function inErrorGroup(element: Element): boolean {
  * plain `<p>` or `<font color=red>`. The innermost such element, so one line and not its container.
  */
 function nearFormSentences(context: PageContext, marked: Candidate[]): Candidate[] {
-  if (!context.loginForm) return [];
-  // The form's container, or the one around it when the form is all the container holds.
-  const parent = parentElement(context.loginForm);
-  const grandparent = parent && parent.children.filter(isTag).length === 1 ? parentElement(parent) : null;
-  const scope = grandparent ?? parent ?? context.loginForm;
+  const scope = context.formScope;
+  if (!scope) return [];
   const insideMarked = (element: Element) => marked.some((candidate) => candidate.element && (candidate.element === element || isInside(element, candidate.element)));
   const found: Candidate[] = [];
   for (const element of DomUtils.findAll((node) => sentenceElements.has(node.name), [scope])) {
@@ -201,7 +228,7 @@ function nearFormSentences(context: PageContext, marked: Candidate[]): Candidate
     if (!text || text.length > maxNearFormLength || text.endsWith("?") || !rejectionWords.test(text) || successWords.test(text)) continue;
     if (DomUtils.findAll((node) => node.name === "a", element.children).some((link) => messageText(link) === text)) continue;
     if (insideMarked(element)) continue;
-    found.push({ text, tone: "error", where: "near_form", element, strength: 1, distance: context.distanceToForm(element), order: context.orderOf.get(element)! });
+    found.push({ text, error: true, element, strength: 1, distance: context.distanceToForm(element), order: context.orderOf.get(element)! });
   }
   return found.filter((candidate) => !found.some((other) => other !== candidate && isInside(other.element!, candidate.element!)));
 }
@@ -234,8 +261,7 @@ function scriptMessages(context: PageContext): Candidate[] {
         if (target === undefined || (target && context.isExcluded(target)) || !runsOnLoad(code, match.index)) continue;
         const text = literalText(match.groups!.literal!);
         if (!text || text.length > maxCandidateLength) continue;
-        const tone = rejectionWords.test(text) ? "error" : successWords.test(text) ? "notice" : "neutral";
-        candidates.push({ text, tone, where: "script", element: target, strength: 1, distance: target ? context.distanceToForm(target) : Number.POSITIVE_INFINITY, order });
+        candidates.push({ text, error: rejectionWords.test(text), element: target, strength: 1, distance: target ? context.distanceToForm(target) : Number.POSITIVE_INFINITY, order });
       }
     }
   });
@@ -288,7 +314,7 @@ function literalText(literal: string): string {
 /** A title that reports the failure ("Login failed"): the last resort, after anything in the page's body. */
 function titleMessages(page: PageModel): Candidate[] {
   if (!rejectionWords.test(page.title) || successWords.test(page.title)) return [];
-  return [{ text: page.title, tone: "error", where: "title", element: null, strength: 0, distance: Number.POSITIVE_INFINITY, order: 0 }];
+  return [{ text: page.title, error: true, element: null, strength: 0, distance: Number.POSITIVE_INFINITY, order: 0 }];
 }
 
 /** An outer candidate gives way to one inside it that says as much: `.cdx-message--error` to its `.cdx-message__content`. */
@@ -296,7 +322,7 @@ function hasInnerRival(candidate: Candidate, candidates: Candidate[]): boolean {
   const outer = candidate.element;
   if (!outer) return false;
   return candidates.some(
-    (other) => other !== candidate && other.element && other.element !== outer && other.tone === candidate.tone && other.strength >= candidate.strength && isInside(other.element, outer),
+    (other) => other !== candidate && other.element && other.element !== outer && other.error === candidate.error && other.strength >= candidate.strength && isInside(other.element, outer),
   );
 }
 

@@ -144,7 +144,7 @@ export type StepOutcome =
 export type ProbeOutcome =
   | { state: "logged_in" }
   | { state: "logged_out"; reason: string }
-  /** The site could not be asked (network, 5xx): the session's state is unknown, not lost. */
+  /** The site could not be asked (network, 5xx, 429, a 404 or another error answer but 401/403): the session's state is unknown, not lost. */
   | { state: "unreachable"; reason: string }
   /** The page shows nothing that tells a working session from none (its evidence is `unverifiable`). */
   | { state: "inconclusive"; reason: string };

@@ -13,7 +13,7 @@ let witness: Awaited<ReturnType<typeof intervalWitness>>;
 
 beforeAll(async () => {
   site = await startGuardedLoginSite();
-  // 300 s health-check intervals run in 3 s; a site's 1200 s Retry-After in 12 s.
+  // 300 s health-check intervals run in 3 s; a site's 600 s Retry-After in 6 s.
   stack = await startTestStack({ timeScale: 0.01 });
   client = officialClient(stack);
   witness = await intervalWitness(client);
@@ -88,7 +88,7 @@ describe("re-auth that cannot lock the account", () => {
       error_code: "credentials_invalid",
       website_error: "Invalid Email or password.",
       can_reauth: false,
-      can_reauth_reason: "no_credential",
+      can_reauth_reason: "requires_external_action",
     });
     expect(site.submissions()).toBe(sentBefore + 1);
     // Checks go on and find the session logged out, but send nothing.
@@ -107,25 +107,43 @@ describe("re-auth that cannot lock the account", () => {
 
   it("stops at a rate-limit answer and sends nothing more until the site's wait has passed", async () => {
     const { connection } = await loggedInConnection();
-    site.throttle({ kind: "http_429", retryAfter: "1200" });
+    site.throttle({ kind: "http_429", retryAfter: "600" });
     const sentBefore = site.submissions();
 
     site.expireSessions();
 
     const limited = await reauthThat(connection.id, (event) => event.error_code === "rate_limited", "the rate-limited re-auth");
     expect(limited).toMatchObject({ status: "NEEDS_AUTH", flow_status: "FAILED", error_code: "rate_limited", can_reauth: true });
-    expect(limited.error_message).toContain("retry after 1200 s");
+    expect(limited.error_message).toContain("retry after 600 s");
     expect(site.submissions()).toBe(sentBefore + 1);
-    // 1200 s is four 300 s intervals: two pass with no check and no submission, the loop waits.
-    const checksThen = (await healthChecks(connection.id)).length;
-    await witness.intervalsPass(2);
-    expect(site.submissions()).toBe(sentBefore + 1);
-    expect((await healthChecks(connection.id)).length).toBe(checksThen);
+    const limitedEvent = (await reauths(connection.id)).find((event) => event.error_code === "rate_limited")!;
+    const retryAt = Date.parse(/re-auth waits until (\S+)$/.exec(limitedEvent.error_message ?? "")![1]!);
+    // The scaled 600 s, counted from after the refused POST.
+    expect(retryAt).toBeGreaterThanOrEqual(site.submissionTimes()[sentBefore]! + 6_000);
 
     site.throttle(null);
 
     const back = await reauthThat(connection.id, (event) => event.status === "SUCCESS", "the re-auth after the wait");
     expect(back).toMatchObject({ status: "AUTHENTICATED", flow_status: "SUCCESS", error_code: null });
+    const sent = site.submissionTimes().slice(sentBefore);
+    expect(sent).toHaveLength(2);
+    expect(sent[1]).toBeGreaterThanOrEqual(retryAt);
+  });
+
+  it("stops re-auth when the site limits it again after its wait, instead of trying after every wait", async () => {
+    const { connection } = await loggedInConnection();
+    // Below the one-minute floor: each wait is the scaled minute.
+    site.throttle({ kind: "http_429", retryAfter: "10" });
+    const sentBefore = site.submissions();
+
+    site.expireSessions();
+
+    const stopped = await reauthThat(connection.id, (event) => event.error_message?.includes("re-auth stops") ?? false, "the second rate-limited re-auth");
+    expect(stopped).toMatchObject({ status: "NEEDS_AUTH", error_code: "rate_limited", can_reauth: false, can_reauth_reason: "requires_external_action" });
+    expect((await reauths(connection.id)).filter((event) => event.error_code === "rate_limited")).toHaveLength(2);
+    expect(site.submissions()).toBe(sentBefore + 2);
+    // Checks go on and find the session logged out, but send nothing.
+    await witness.intervalsPass(3);
     expect(site.submissions()).toBe(sentBefore + 2);
   });
 });

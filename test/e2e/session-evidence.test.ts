@@ -101,9 +101,12 @@ describe("health checks that look for what the login showed", () => {
       return checks.length >= checked.length + 2 ? checks : undefined;
     }, "two more checks");
 
-    expect(later.map((event) => event.error_code)).toEqual(later.map(() => "session_unverifiable"));
+    // Every check, before and after the server ended the session: the status the login left, never a plain AUTHENTICATED.
+    for (const check of later) {
+      expect(check).toMatchObject({ status: "AUTHENTICATED", error_code: "session_unverifiable", error_message: expect.stringContaining("cannot tell signed-in from signed-out") });
+    }
     expect((await timeline(created.id)).some((event) => event.type === "reauth")).toBe(false);
-    expect(evidenceOf(await client.auth.connections.retrieve(created.id))).toBe("unverifiable");
+    expect(await client.auth.connections.retrieve(created.id)).toMatchObject({ status: "AUTHENTICATED", session_evidence: "unverifiable" });
     await client.auth.connections.delete(created.id);
   });
 });

@@ -11,7 +11,10 @@ beforeAll(async () => {
   target = { domain: "127.0.0.1", loginUrl: site.loginUrl, allowedDomains: [] };
 });
 
-afterEach(() => site.throttle(null));
+afterEach(() => {
+  site.throttle(null);
+  site.dashboardNotice(null);
+});
 
 afterAll(async () => {
   await site?.stop();
@@ -74,5 +77,41 @@ describe("an interactive login on a site that limits attempts", () => {
     expect(limited).toMatchObject({ kind: "failure", errorCode: "rate_limited", retryAfterSeconds: 1200 });
     expect((limited as { message: string }).message).toContain("Too many failed login attempts");
     expect(JSON.stringify(limited)).not.toContain(site.user.password);
+  });
+
+  it("ends rate_limited on a throttle that only says when to come back, shown with the form again", async () => {
+    let step = asInput(await engine.start(target));
+    step = asInput(await type(step, "wrong one"));
+    site.throttle({ kind: "message", message: "Please try again in a few minutes." });
+
+    const limited = await type(step, site.user.password);
+
+    expect(limited).toMatchObject({ kind: "failure", errorCode: "rate_limited" });
+  });
+
+  it.each(["Invalid password. Please try again later.", "Wrong password. You have 2 attempts left before too many failed attempts lock your account."])(
+    "keeps asking when the form comes back with a rejection that mentions a lockout: %s",
+    async (message) => {
+      const step = asInput(await engine.start(target));
+      site.throttle({ kind: "message", message });
+
+      const again = asInput(await type(step, "wrong one"));
+
+      expect(again.websiteError).toBe(message);
+    },
+  );
+});
+
+describe("a login that succeeds on a page that speaks of attempts", () => {
+  it.each([
+    "There have been too many failed login attempts on your account since your last visit.",
+    "Couldn't load your feed. Please try again in a few minutes.",
+  ])("is a success, not a rate limit: %s", async (notice) => {
+    site.dashboardNotice(notice);
+    const step = asInput(await engine.start(target));
+
+    const signedIn = await type(step, site.user.password);
+
+    expect(signedIn).toMatchObject({ kind: "success", postLoginUrl: `${site.url}/dashboard` });
   });
 });

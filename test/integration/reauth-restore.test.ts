@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { credentials } from "#shared/composition/credentials.ts";
 import type { Connection } from "#shared/domain/connection.ts";
-import { credentialRejected } from "#shared/domain/reauth-safety.ts";
+import { reauthStopped } from "#shared/domain/reauth-safety.ts";
 import { servicesOnFreshTable, uniqueOrg } from "../support/services.ts";
 
 let core: Awaited<ReturnType<typeof servicesOnFreshTable>>;
@@ -21,7 +21,7 @@ async function stoppedConnection(org: string, domain: string, credentialName: st
   const loggedIn = { ...record, can_reauth: true, can_reauth_reason: "requirements_satisfiable" };
   return (await core.connectionStore.guardedUpdate(org, created.id, { executionArn: record.execution_arn! }, {
     status: "NEEDS_AUTH",
-    ...credentialRejected(loggedIn, credentialId),
+    ...reauthStopped(loggedIn, credentialId),
   }))!;
 }
 
@@ -31,7 +31,7 @@ describe("a re-auth stopped by a rejected credential", () => {
     const credential = await credentials(core.config).create(org, { name: "shop", domain: "shop.example.com", values: { identifier: "ada", password: "old" } });
     const stopped = await stoppedConnection(org, "shop.example.com", "shop", credential.id);
     const other = await core.connections.create(org, { domain: "other.example.com", profile_name: "p", health_checks: false });
-    expect(stopped).toMatchObject({ can_reauth: false, can_reauth_reason: "no_credential" });
+    expect(stopped).toMatchObject({ can_reauth: false, can_reauth_reason: "requires_external_action" });
 
     await credentials(core.config).update(org, "shop", { values: { password: "new" } });
 
@@ -49,6 +49,6 @@ describe("a re-auth stopped by a rejected credential", () => {
     const afterUnlink = await core.connections.update(org, unlinked.id, { credential: null });
 
     expect(afterRelink).toMatchObject({ can_reauth: true, can_reauth_reason: "requirements_satisfiable", credential: { name: "second" } });
-    expect(afterUnlink).toMatchObject({ can_reauth: false, can_reauth_reason: "no_credential", credential: null });
+    expect(afterUnlink).toMatchObject({ can_reauth: false, can_reauth_reason: "requires_external_action", credential: null });
   });
 });

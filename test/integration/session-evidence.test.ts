@@ -60,16 +60,40 @@ describe("session evidence learnt at login and looked for by the probe", () => {
 
     expect(names(first).length).toBeGreaterThan(0);
     expect(names(first)).not.toEqual(names(second));
-    const onlyTheName = { ...second.evidence, signedIn: names(second), signInWhenOut: false };
+    const onlyTheName = { ...second.evidence, signedIn: names(second), signInPlaces: [] };
     expect(await engine.probe(target("wiki"), second.session, second.postLoginUrl, onlyTheName)).toEqual({ state: "logged_in" });
     sites.endSessions("wiki");
     expect(await engine.probe(target("wiki"), second.session, second.postLoginUrl, onlyTheName)).toMatchObject({ state: "logged_out" });
   });
 
+  it("team: the welcome banner's cookie, deleted by the page after the login, is no session cookie", async () => {
+    const success = await logIn("team");
+
+    expect(success.evidence.sessionCookies).toContain("team_session");
+    expect(success.evidence.sessionCookies).not.toContain("team_welcome");
+    expect(await engine.probe(target("team"), success.session, success.postLoginUrl, success.evidence)).toEqual({ state: "logged_in" });
+  });
+
+  it.each([
+    [429, "the site is limiting requests (HTTP 429)"],
+    [404, "may have moved"],
+  ] as const)("wiki: an HTTP %i answer leaves the session's state unknown, not lost", async (status, reason) => {
+    const success = await logIn("wiki");
+    const probe = () => engine.probe(target("wiki"), success.session, success.postLoginUrl, success.evidence);
+
+    sites.holdPages("wiki", status);
+    try {
+      expect(await probe()).toEqual({ state: "unreachable", reason: expect.stringContaining(reason) });
+    } finally {
+      sites.holdPages("wiki", null);
+    }
+    expect(await probe()).toEqual({ state: "logged_in" });
+  });
+
   it("docs: a page that looks the same with and without the session is unverifiable, and its probe inconclusive", async () => {
     const success = await logIn("docs");
 
-    expect(success.evidence).toMatchObject({ basis: "unverifiable", signedIn: [], signInWhenOut: false, refusedWhenOut: false });
+    expect(success.evidence).toMatchObject({ basis: "unverifiable", signedIn: [], signInPlaces: [], refusedWhenOut: false });
     expect(await engine.probe(target("docs"), success.session, success.postLoginUrl, success.evidence)).toMatchObject({ state: "inconclusive" });
   });
 });

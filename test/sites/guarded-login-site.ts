@@ -4,8 +4,8 @@ import { handlerClock, htmlReply, invalidCsrfReply, preSessions, randomToken, re
 /**
  * A site that protects its accounts the way Rails apps do with Devise and Rack::Attack: a sign-in
  * form at `/users/sign_in` (`user[email]`, `user[password]`, the flash above the form), and, when
- * told to, a throttle answering every sign-in POST with a rate-limit page. It counts the sign-in
- * POSTs, so a test can tell how many times a password was sent.
+ * told to, a throttle answering every sign-in POST with a rate-limit page. It records when each
+ * sign-in POST came, so a test can tell how many times a password was sent, and when.
  */
 
 /** How the throttle answers a sign-in POST while it is on. */
@@ -21,11 +21,15 @@ export interface GuardedLoginSite {
   user: { email: string; password: string };
   /** Sign-in POSTs received, whatever their answer. */
   submissions(): number;
+  /** When each sign-in POST came (epoch milliseconds), oldest first. */
+  submissionTimes(): number[];
   /** Sign-in POSTs that logged in. */
   logins(): number;
   /** The user changed the password elsewhere: the stored one is now wrong. */
   changePassword(password: string): void;
   throttle(answer: Throttle | null): void;
+  /** A security notice the signed-in dashboard shows (GitHub's "failed attempts since your last visit"). */
+  dashboardNotice(message: string | null): void;
   /** Ends every session server-side: the old cookies are logged out. */
   expireSessions(): void;
   stop(): Promise<void>;
@@ -37,9 +41,10 @@ export async function startGuardedLoginSite(): Promise<GuardedLoginSite> {
   const user = { email: "grace@example.org", password: "analytical engine" };
   const visitors = preSessions("_ledgerly_visitor", "/");
   const sessions = new Set<string>();
-  let submissions = 0;
+  const submissions: number[] = [];
   let logins = 0;
   let throttle: Throttle | null = null;
+  let notice: string | null = null;
 
   const view = (title: string, main: string, nav = "") => htmlReply(page({ brand, title, main, nav }));
   const flash = (message: string) => `<div class="alert alert-danger" role="alert">${escapeHtml(message)}</div>\n`;
@@ -70,7 +75,7 @@ ${field({ id: "user_password", name: "user[password]", label: "Password", type: 
         GET: (exchange) => (sessions.has(exchange.cookies.get("_ledgerly_session") ?? "") ? redirectReply("/dashboard") : signInPage(exchange)),
         POST: (exchange) => {
           if (!visitors.verifiedId(exchange)) return invalidCsrfReply();
-          submissions++;
+          submissions.push(Date.now());
           const email = exchange.form.get("user[email]")?.trim() ?? "";
           if (throttle) return throttled(exchange, throttle, email);
           if (email.toLowerCase() !== user.email || exchange.form.get("user[password]") !== user.password) {
@@ -90,7 +95,8 @@ ${field({ id: "user_password", name: "user[password]", label: "Password", type: 
         GET: (exchange) => {
           if (!sessions.has(exchange.cookies.get("_ledgerly_session") ?? "")) return redirectReply("/users/sign_in");
           const nav = `<span class="account">${escapeHtml(user.email)}</span> <a href="/users/sign_out" data-method="delete">Log out</a>`;
-          return view("Dashboard", `<h1>Invoices</h1>\n<p>Signed in as ${escapeHtml(user.email)}.</p>`, nav);
+          const shown = notice === null ? "" : `<div class="flash flash-warn" role="alert">${escapeHtml(notice)}</div>\n`;
+          return view("Dashboard", `${shown}<h1>Invoices</h1>\n<p>Signed in as ${escapeHtml(user.email)}.</p>`, nav);
         },
       },
     ],
@@ -101,10 +107,12 @@ ${field({ id: "user_password", name: "user[password]", label: "Password", type: 
     url,
     loginUrl: `${url}/users/sign_in`,
     user,
-    submissions: () => submissions,
+    submissions: () => submissions.length,
+    submissionTimes: () => [...submissions],
     logins: () => logins,
     changePassword: (password) => void (user.password = password),
     throttle: (answer) => void (throttle = answer),
+    dashboardNotice: (message) => void (notice = message),
     expireSessions: () => sessions.clear(),
     stop: server.stop,
   };

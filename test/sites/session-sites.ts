@@ -5,11 +5,13 @@ import { handlerClock, htmlReply, invalidCsrfReply, preSessions, randomToken, re
  * Sites whose signed-out pages are ordinary 200s, as the health checks meet them on real installs;
  * each written after a well-known application's markup, one per path prefix, on 127.0.0.1:
  * - `wiki`: a MediaWiki-like wiki whose main page anyone may read; only the personal tools differ.
- * - `team`: a private wiki answering a 200 "Login required" page with nothing but a "log in" link.
+ * - `team`: a private wiki answering a 200 "Login required" page with nothing but a "log in" link; a
+ *   fresh login's welcome banner is kept by a cookie the page after it deletes.
  * - `forum`: a phpBB-like board; a session ended on the server leaves its cookie behind, and the
  *   board answers it with a fresh guest session under the same cookie names.
  * - `docs`: documentation whose pages look the same signed in and out (the login only gates downloads).
- * `endSessions(shape)` ends every session of a shape on the server, leaving the visitors' cookies as they are.
+ * `endSessions(shape)` ends every session of a shape on the server, leaving the visitors' cookies as they are;
+ * `holdPages(shape, status)` puts a rate limiter (429) in front of a shape, or moves its pages away (404).
  */
 
 export const sessionShapes = ["wiki", "team", "forum", "docs"] as const;
@@ -24,6 +26,8 @@ export interface SessionSites {
   /** Where a login on `shape` starts. */
   loginUrl(shape: SessionShape): string;
   endSessions(shape: SessionShape): void;
+  /** While set, every GET of `shape` answers `status`: 429 with a Retry-After, or 404; null lets pages through again. */
+  holdPages(shape: SessionShape, status: 429 | 404 | null): void;
   /** Successful logins of `shape`. */
   logins(shape: SessionShape): number;
   stop(): Promise<void>;
@@ -48,7 +52,23 @@ export async function startSessionSites(): Promise<SessionSites> {
   const accepts = (shape: SessionShape, identifier: string | null, password: string | null) =>
     identifier?.trim().toLowerCase() === identifierFor(shape).toLowerCase() && password === user.password;
 
-  for (const [path, route] of [...wikiRoutes(), ...teamRoutes(), ...forumRoutes(), ...docsRoutes()]) routes.set(path, route);
+  const held = new Map<SessionShape, 429 | 404>();
+  const heldReply = (status: 429 | 404) =>
+    status === 429
+      ? { ...htmlReply("<!doctype html><title>Too Many Requests</title><h1>Too Many Requests</h1>", 429), headers: { "content-type": "text/html", "retry-after": "120" } }
+      : htmlReply("<!doctype html><title>404 Not Found</title><h1>Not Found</h1><p>The requested URL was not found on this server.</p>", 404);
+  const shapes: [SessionShape, [string, Route][]][] = [
+    ["wiki", wikiRoutes()],
+    ["team", teamRoutes()],
+    ["forum", forumRoutes()],
+    ["docs", docsRoutes()],
+  ];
+  for (const [shape, shapeRoutes] of shapes) {
+    for (const [path, route] of shapeRoutes) {
+      const get = route.GET;
+      routes.set(path, get ? { ...route, GET: (exchange) => (held.has(shape) ? heldReply(held.get(shape)!) : get(exchange)) } : route);
+    }
+  }
 
   /** MediaWiki's shapes: `/wiki/<title>` views, `/w/index.php?title=Special:...` actions, personal tools in `#p-personal`. */
   function wikiRoutes(): [string, Route][] {
@@ -143,15 +163,21 @@ ${field({ id: "password", name: "password", label: "Password", type: "password",
       [
         "/team/",
         {
-          GET: (exchange) =>
-            signedIn(exchange, "team", "team_session")
-              ? layout(
-                  "Home",
-                  `<div class="user-menu"><span class="user-name">${escapeHtml(user.email)}</span>
+          GET: (exchange) => {
+            if (!signedIn(exchange, "team", "team_session")) {
+              return layout("Login required", "", `<h1>Login required</h1><p>Please <a href="/team/login?return=%2Fteam%2F">log in</a> to view this page.</p>`);
+            }
+            // The banner shows on the first page after a login; the page after it deletes the cookie.
+            const welcome = exchange.cookies.get("team_welcome");
+            if (welcome === "new") exchange.setCookie("team_welcome", "shown", "/team");
+            if (welcome === "shown") exchange.clearCookie("team_welcome", "/team");
+            return layout(
+              "Home",
+              `<div class="user-menu"><span class="user-name">${escapeHtml(user.email)}</span>
 <form action="/team/logout" method="post" class="logout-form"><input type="hidden" name="_csrf" value="${escapeHtml(visitors.csrfToken(visitors.idOf(exchange)))}"><button type="submit">Log out</button></form></div>`,
-                  "<h1>Home</h1><p>Runbooks, on-call rota and the release checklist.</p>",
-                )
-              : layout("Login required", "", `<h1>Login required</h1><p>Please <a href="/team/login?return=%2Fteam%2F">log in</a> to view this page.</p>`),
+              `${welcome === "new" ? `<div class="banner">Welcome back!</div>` : ""}<h1>Home</h1><p>Runbooks, on-call rota and the release checklist.</p>`,
+            );
+          },
         },
       ],
       [
@@ -162,6 +188,7 @@ ${field({ id: "password", name: "password", label: "Password", type: "password",
             if (!visitors.verifiedId(exchange)) return invalidCsrfReply();
             if (!accepts("team", exchange.form.get("email"), exchange.form.get("password"))) return loginPage(exchange, "Wrong email or password.");
             exchange.setCookie("team_session", signIn("team"), "/team");
+            exchange.setCookie("team_welcome", "new", "/team");
             return redirectReply("/team/");
           },
         },
@@ -298,6 +325,10 @@ ${field({ id: "password", name: "password", label: "Password", type: "password",
     loginUrl: (shape) => `${url}${loginPaths[shape]}`,
     endSessions: (shape) => {
       for (const [token, owner] of sessions) if (owner === shape) sessions.delete(token);
+    },
+    holdPages: (shape, status) => {
+      if (status === null) held.delete(shape);
+      else held.set(shape, status);
     },
     logins: (shape) => logins.get(shape) ?? 0,
     stop: server.stop,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { analyzeStep, type LoginStep } from "#shared/login/forms.ts";
 import { parsePage } from "#shared/login/page.ts";
-import { siteErrorMessage } from "#shared/login/site-message.ts";
+import { siteErrorOf, siteMessages } from "#shared/login/site-message.ts";
 import type { MfaType } from "#shared/login/types.ts";
 
 const url = "https://shop.example/signin";
@@ -178,7 +178,7 @@ describe("page signals", () => {
     ['<div class="alert-danger" hidden>Template</div><span class="invalid-feedback">Invalid code</span>', "Invalid code"],
     ["<p>The password you entered is incorrect.</p>", "The password you entered is incorrect."],
   ])("%s shows the error %j", (markup, expected) => {
-    expect(siteErrorMessage(parsePage(`<form method="post">${markup}<input type="password" name="p"></form>`, url), [])).toBe(expected);
+    expect(siteErrorOf(siteMessages(parsePage(`<form method="post">${markup}<input type="password" name="p"></form>`, url), []))).toBe(expected);
   });
 
   it("captures literal localStorage writes from inline scripts only", () => {

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { parsePage } from "#shared/login/page.ts";
-import { siteErrorMessage, siteMessages } from "#shared/login/site-message.ts";
+import { siteErrorOf, siteMessages } from "#shared/login/site-message.ts";
 import * as apps from "../../sites/app-login-pages.ts";
 
 const url = "https://app.example/login";
 const action = "/login";
 
 function errorOf(html: string, secrets: string[] = []): string | null {
-  return siteErrorMessage(parsePage(html, url), secrets);
+  return siteErrorOf(siteMessages(parsePage(html, url), secrets));
 }
 
 describe("the site's error message, where real applications put it", () => {
@@ -169,6 +169,13 @@ describe("what is never the site's error", () => {
     expect(errorOf(`<form><div class="error">Unknown user ADA-SECRET-1</div><input type="password" name="p"></form>`, ["ada-secret-1"])).toBeNull();
   });
 
+  it("a secret too short to tell from the site's own words does not hide its message", () => {
+    const rejected = `<form><div class="error">Invalid password.</div><input type="password" name="p"></form>`;
+    expect(errorOf(rejected, ["a"])).toBe("Invalid password.");
+    expect(errorOf(rejected, ["in"])).toBe("Invalid password.");
+    expect(errorOf(rejected, ["val"])).toBeNull();
+  });
+
   it("a script's message only when the statement runs on load, into an element that exists, from a plain literal", () => {
     const page = (script: string) => `<form method="post"><input name="u"><input type="password" name="p"><span id="msg"></span></form><script>${script}</script>`;
     expect(errorOf(page(`document.getElementById("msg").textContent = "Login failed";`))).toBe("Login failed");
@@ -193,9 +200,9 @@ describe("what is never the site's error", () => {
 describe("ranking", () => {
   it("an error wins over a success notice on the same page; the notice alone is never an error", () => {
     const both = apps.wordpressModern({ action, notice: "You are now logged out.", message: "The password you entered for the username admin is incorrect." });
-    expect(siteMessages(parsePage(both, url), []).map(({ text, tone }) => ({ text, tone }))).toEqual([
-      { text: "Error: The password you entered for the username admin is incorrect. Lost your password?", tone: "error" },
-      { text: "You are now logged out.", tone: "notice" },
+    expect(siteMessages(parsePage(both, url), [])).toEqual([
+      { text: "Error: The password you entered for the username admin is incorrect. Lost your password?", error: true },
+      { text: "You are now logged out.", error: false },
     ]);
     expect(errorOf(apps.wordpressModern({ action, notice: "You are now logged out." }))).toBeNull();
     expect(errorOf(apps.railsDevise({ action, notice: "Signed out successfully." }))).toBeNull();
@@ -208,6 +215,33 @@ describe("ranking", () => {
       <form role="search" action="/search"><input type="search" name="q"></form>
       <section><div><div class="alert alert-danger">Invalid password</div></div><form method="post"><input name="u"><input type="password" name="p"></form></section></main>`;
     expect(errorOf(html)).toBe("Invalid password");
+  });
+
+  it.each([
+    {
+      shape: "a site-wide warning at the top of the page, the message beside the form",
+      html: `<body><div id="browser-warning">Your browser is not supported. Some features may not work.</div>
+        <div id="page"><div class="login"><h1>Sign in</h1><p class="message">Invalid credentials, please try again.</p>
+        <form method="post"><input name="user"><input type="password" name="pass"><button>Sign in</button></form></div></div></body>`,
+      expected: "Invalid credentials, please try again.",
+    },
+    {
+      shape: "a maintenance warning banner, the message in the form's fieldset",
+      html: `<body><div class="alert alert-warning" role="alert">Scheduled maintenance on Sunday: the service may be unavailable.</div>
+        <main class="container"><div class="row"><div class="col-md-4"><div class="card"><div class="card-body">
+        <form method="post"><fieldset><span class="text-muted">Login failed.</span><input name="u"><input type="password" name="p"></fieldset></form>
+        </div></div></div></div></main></body>`,
+      expected: "Login failed.",
+    },
+    {
+      shape: "a flash far up the layout that speaks of the login, a warning elsewhere",
+      html: `<body><div class="flash flash-error">Incorrect username or password.</div><aside><div class="warning">JavaScript is disabled in your browser.</div></aside>
+        <div class="container"><div class="row"><div class="col"><div class="box"><h2>Sign in</h2><p>Welcome</p>
+        <form method="post"><input name="login"><input type="password" name="password"></form></div></div></div></div></body>`,
+      expected: "Incorrect username or password.",
+    },
+  ])("a message of the login beats a page-wide warning: $shape", ({ html, expected }) => {
+    expect(errorOf(html)).toBe(expected);
   });
 
   it("an element marked as an error before a rejection sentence next to the form, both before the title", () => {
@@ -230,8 +264,8 @@ describe("ranking", () => {
   it("lists every message, errors first, for callers that look for a kind of message (a rate limit)", () => {
     const html = `<div class="notice">Welcome back</div><div class="alert">Too many failed attempts. Try again in 15 minutes.</div><form><input type="password" name="p"></form>`;
     expect(siteMessages(parsePage(html, url), [])).toEqual([
-      { text: "Too many failed attempts. Try again in 15 minutes.", tone: "error", where: "message_region" },
-      { text: "Welcome back", tone: "notice", where: "message_region" },
+      { text: "Too many failed attempts. Try again in 15 minutes.", error: true },
+      { text: "Welcome back", error: false },
     ]);
   });
 });
