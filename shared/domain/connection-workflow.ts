@@ -8,7 +8,7 @@ import { timelineRecord, type Connection, type ConnectionStore } from "./connect
 import { loginOutcomes, loginTarget, type LoginOutcomeDeps } from "./login-flows.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
 import { openEvidence } from "./session-evidence.ts";
-import { reauthRateLimited, reauthStopped, secretsAsked } from "./reauth-safety.ts";
+import { credentialSent, maxUnverifiedReauths, reauthRateLimited, reauthStopped, secretsAsked, sessionStood } from "./reauth-safety.ts";
 import { executionName, nextCheckAt, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
 export interface HealthCheckTaskInput {
@@ -70,6 +70,12 @@ type ReplayOutcome =
   | { kind: "rejected"; credentialId: string; message: string; websiteError: string | null }
   | { kind: "limited"; credentialId: string; message: string; retryAfterSeconds: number | null };
 
+/** What a re-auth has sent so far, known even when the engine fails part-way. */
+interface Sent {
+  credentialId: string | null;
+  secrets: Set<string>;
+}
+
 /** Where the loop goes after a check (or re-auth) of `connection`. */
 function loopNext(
   input: HealthCheckTaskInput,
@@ -83,7 +89,11 @@ function loopNext(
   return { iteration, next_check_at: nextCheckAt(now, connection.health_check_interval, timing), next: due ? "continue_as_new" : "wait" };
 }
 
-type Check = { status: Connection["status"]; reauth: boolean; error?: { code: string; message: string } };
+/**
+ * `sessionStood`: the check found the session, or, on a page that cannot prove it either way, saw no
+ * sign of its end; either way the re-auths before it did not end in a session lost at once.
+ */
+type Check = { status: Connection["status"]; reauth: boolean; sessionStood?: boolean; error?: { code: string; message: string } };
 
 /** The workflow's HealthCheck task state (functions/workflow/health-check.ts). */
 export function healthCheckCore(deps: HealthCheckDeps) {
@@ -98,10 +108,12 @@ export function healthCheckCore(deps: HealthCheckDeps) {
     const probe = session
       ? await deps.engine.probe(loginTarget(connection), session, connection.post_login_url, await openEvidence(deps.secrets, connection))
       : { state: "logged_out" as const, reason: "the profile holds no saved session" };
-    if (probe.state === "logged_in") return { status: "AUTHENTICATED", reauth: false };
+    if (probe.state === "logged_in") return { status: "AUTHENTICATED", reauth: false, sessionStood: true };
     if (probe.state === "unreachable") return { status: connection.status, reauth: false, error: { code: "site_unreachable", message: probe.reason } };
     // A page that proves nothing neither confirms the session nor ends it: the status stays as the login left it.
-    if (probe.state === "inconclusive") return { status: connection.status, reauth: false, error: { code: "session_unverifiable", message: probe.reason } };
+    if (probe.state === "inconclusive") {
+      return { status: connection.status, reauth: false, sessionStood: true, error: { code: "session_unverifiable", message: probe.reason } };
+    }
     return { status: "NEEDS_AUTH", reauth: connection.auto_reauth && connection.can_reauth, error: { code: "logged_out", message: probe.reason } };
   }
 
@@ -120,7 +132,7 @@ export function healthCheckCore(deps: HealthCheckDeps) {
         input.org,
         input.connection_id,
         { executionArn: input.execution_id },
-        { last_auth_check_at: checkedAt.toISOString(), status: outcome.status },
+        { last_auth_check_at: checkedAt.toISOString(), status: outcome.status, ...(outcome.sessionStood ? sessionStood(connection) : {}) },
         timelineRecord(connection, { type: "health_check", status: outcome.status, error: outcome.error }, checkedAt, deps.timelineRetentionDays),
       );
       if (!recorded) return ended;
@@ -138,24 +150,24 @@ export function reauthCore(deps: ReauthDeps) {
   const outcomes = loginOutcomes(deps);
 
   /** The stored credential, each secret sent once: the site asking for one again has refused it. */
-  async function replay(connection: Connection): Promise<ReplayOutcome> {
+  async function replay(connection: Connection, sent: Sent): Promise<ReplayOutcome> {
     const name = connection.credential?.name;
     const credential = name ? await deps.credentials.forLogin(connection.org, name) : undefined;
     if (!credential) return { kind: "blocked", reason: "no_credential" };
+    sent.credentialId = credential.id;
     const totpSecret = credential.totpSecret;
     const answers = { values: credential.values, totpCode: totpSecret ? () => totpCode(totpSecret) : null };
     const target = loginTarget(connection);
-    const sent = new Set<string>();
     let outcome = await deps.engine.start(target);
     for (let step = 0; outcome.kind === "input" && step < maxReauthSteps; step++) {
       const asked = secretsAsked(outcome.prompt);
-      if (asked.some((secret) => sent.has(secret))) {
+      if (asked.some((secret) => sent.secrets.has(secret))) {
         const siteSays = outcome.websiteError ? `: ${outcome.websiteError}` : "";
         return { kind: "rejected", credentialId: credential.id, message: `the site did not accept the stored credential${siteSays}`, websiteError: outcome.websiteError };
       }
       const answer = answerPrompt(outcome.prompt, answers);
       if ("blocked" in answer) return { kind: "blocked", reason: answer.blocked };
-      for (const secret of asked) sent.add(secret);
+      for (const secret of asked) sent.secrets.add(secret);
       outcome = await deps.engine.submit(target, outcome.state, answer.submission);
     }
     if (outcome.kind === "failure" && outcome.errorCode === "credentials_invalid") {
@@ -175,15 +187,21 @@ export function reauthCore(deps: ReauthDeps) {
       if (!found || found.execution_arn !== input.execution_id) return { ...loop, iteration: input.iteration, next_check_at: input.next_check_at, next: "end" };
       const guard = { executionArn: input.execution_id };
       const connection = { ...found, flow_type: "REAUTH" as const };
-      const outcome = await replay(connection).catch((error: unknown) => {
+      const sent: Sent = { credentialId: null, secrets: new Set() };
+      const outcome = await replay(connection, sent).catch((error: unknown) => {
         log.error("re-auth failed", { connectionId: connection.id, error: error instanceof Error ? error.name : "unknown" });
         return { kind: "failure" as const, errorCode: "internal_error" as const, message: "the login engine failed unexpectedly" };
       });
       const reauthFlow = { flow_type: "REAUTH" as const, flow_id: null, flow_started_at: clock().toISOString(), flow_expires_at: null };
+      // A rejection or a step only a person can answer stops re-auth by itself.
+      const sentCredential = sent.secrets.size > 0 ? sent.credentialId : null;
+      const counted = sentCredential !== null && outcome.kind !== "rejected" && outcome.kind !== "blocked";
+      const unverified = counted ? credentialSent(found, sentCredential) : { changes: {}, stopped: false };
+      const stopNote = unverified.stopped ? `; re-auth stops: ${maxUnverifiedReauths} re-auths sent the stored credential and no check since saw the session stand` : "";
       let written: boolean;
       let retryAt: string | null = null;
       if (outcome.kind === "success") {
-        written = await outcomes.succeed(connection, guard, outcome, reauthFlow);
+        written = await outcomes.succeed(connection, guard, outcome, { ...reauthFlow, ...unverified.changes });
       } else if (outcome.kind === "rejected") {
         written = await outcomes.fail(
           connection,
@@ -193,9 +211,14 @@ export function reauthCore(deps: ReauthDeps) {
         );
       } else if (outcome.kind === "limited") {
         // `found`, not `connection`: whether the last flow was a rate-limited re-auth.
-        const limited = reauthRateLimited(found, outcome, clock(), deps.timing);
+        const limited = unverified.stopped ? { retryAt: null, message: `${outcome.message}${stopNote}`, changes: {} } : reauthRateLimited(found, outcome, clock(), deps.timing);
         retryAt = limited.retryAt;
-        written = await outcomes.fail(connection, guard, { status: "FAILED", code: "rate_limited", message: limited.message }, { ...reauthFlow, status: "NEEDS_AUTH", ...limited.changes });
+        written = await outcomes.fail(
+          connection,
+          guard,
+          { status: "FAILED", code: "rate_limited", message: limited.message },
+          { ...reauthFlow, status: "NEEDS_AUTH", ...unverified.changes, ...limited.changes },
+        );
       } else {
         const blocked = outcome.kind === "blocked";
         written = await outcomes.fail(
@@ -204,9 +227,9 @@ export function reauthCore(deps: ReauthDeps) {
           {
             status: "FAILED",
             code: blocked ? "unsupported_auth_method" : outcome.errorCode,
-            message: blocked ? `re-authentication needs a human: ${outcome.reason}` : outcome.message,
+            message: blocked ? `re-authentication needs a human: ${outcome.reason}` : `${outcome.message}${stopNote}`,
           },
-          { ...reauthFlow, status: "NEEDS_AUTH", ...(blocked ? { can_reauth: false, can_reauth_reason: outcome.reason } : {}) },
+          { ...reauthFlow, status: "NEEDS_AUTH", ...unverified.changes, ...(blocked ? { can_reauth: false, can_reauth_reason: outcome.reason } : {}) },
         );
       }
       countMetric("ReAuths", { outcome: outcome.kind === "success" ? "SUCCESS" : "FAILED", connectionId: connection.id });

@@ -88,6 +88,8 @@ export interface FlowInternals {
   session_evidence_sealed?: string | null;
   /** Set while re-auth is stopped because the site rejected the stored credential or kept limiting it (reauth-safety.ts). */
   reauth_rejected_credential?: RejectedCredential | null;
+  /** Re-auths that sent the stored credential since a check last found the session or a person logged in (reauth-safety.ts). */
+  unverified_reauths?: number;
 }
 
 export interface Connection extends ConnectionSettings, FlowState, FlowInternals {

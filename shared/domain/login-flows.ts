@@ -192,6 +192,7 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
           can_reauth: reauthPossible(reason),
           can_reauth_reason: reason,
           reauth_rejected_credential: null,
+          unverified_reauths: 0,
           ...(credentialName && !connection.credential?.name ? { credential: { name: credentialName, provider: null, path: null, auto: false } } : {}),
           ...changes,
         },

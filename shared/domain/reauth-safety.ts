@@ -5,12 +5,13 @@ import { scaledMs, type WorkflowTiming } from "./workflow.ts";
 /**
  * Re-auth that cannot lock an account: a stored secret is sent at most once per re-auth, a rejected
  * credential stops re-auth until a person logs in or the credential changes, and a site's rate limit
- * is waited out (capped) before the next attempt; a second rate limit in a row stops re-auth too.
+ * is waited out (capped) before the next attempt; a second rate limit in a row stops re-auth too, and
+ * so does any third re-auth that sent the credential with no check between that found the session.
  */
 
 /** The longest the workflow waits out a site's rate limit: a longer lockout is tried again after this. */
 export const maxRateLimitWaitSeconds = 60 * 60;
-/** When the site does not say how long: common lockouts last 15 to 30 minutes. */
+/** When the site does not say how long: as long as a site's own lockout is likely to be, without leaving the connection out for hours. */
 export const defaultRateLimitWaitSeconds = 30 * 60;
 /** A `Retry-After: 0` must not turn into an immediate second attempt. */
 export const minRateLimitWaitSeconds = 60;
@@ -35,8 +36,9 @@ export interface RejectedCredential {
 }
 
 /**
- * The record's change when re-auth must stop sending the stored credential (the site rejected it, or
- * kept limiting it): a credential is linked, but only a person can log in or change it now.
+ * The record's change when re-auth must stop sending the stored credential (the site rejected it, kept
+ * limiting it, or took it too often with no session to show): a credential is linked, but only a
+ * person can log in or change it now.
  */
 export function reauthStopped(connection: Connection, credentialId: string): Partial<Connection> {
   return {
@@ -65,9 +67,31 @@ export function reauthRateLimited(
   return { retryAt, message: `${limit.message}; re-auth waits until ${retryAt}`, changes: {} };
 }
 
+/**
+ * Re-auths that may send the stored credential with no health check between them seeing the session stand.
+ * Whatever else goes wrong after the credential is sent (an error page, no session cookie, a session
+ * the next check finds gone), each of those re-auths is one more attempt the site counts.
+ */
+export const maxUnverifiedReauths = 3;
+
+/**
+ * The record's change after a re-auth that sent the stored credential: one more unverified re-auth,
+ * and at the last one allowed, re-auth stops as on a rejection. `stopped` says whether it did.
+ */
+export function credentialSent(connection: Connection, credentialId: string): { changes: Partial<Connection>; stopped: boolean } {
+  const unverified = (connection.unverified_reauths ?? 0) + 1;
+  if (unverified < maxUnverifiedReauths) return { changes: { unverified_reauths: unverified }, stopped: false };
+  return { changes: { unverified_reauths: unverified, ...reauthStopped(connection, credentialId) }, stopped: true };
+}
+
+/** A check saw the session stand, or a person logged in: the re-auths before it are no longer in question. */
+export function sessionStood(connection: Connection): Partial<Connection> {
+  return connection.unverified_reauths ? { unverified_reauths: 0 } : {};
+}
+
 /** Re-auth may try again with a changed credential: back to the reason the last login gave. */
 export function reauthRestored(rejected: RejectedCredential): Partial<Connection> {
-  return { can_reauth: true, can_reauth_reason: rejected.can_reauth_reason, reauth_rejected_credential: null };
+  return { can_reauth: true, can_reauth_reason: rejected.can_reauth_reason, reauth_rejected_credential: null, unverified_reauths: 0 };
 }
 
 /** After a stored credential changed, every connection whose re-auth it had stopped may re-auth again. */

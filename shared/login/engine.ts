@@ -2,14 +2,14 @@ import { isIP } from "node:net";
 import type { CookieJar, SerializedCookieJar } from "tough-cookie";
 import type { StorageState } from "../archive/storage-state.ts";
 import { log } from "../log.ts";
-import { analyzeStep, automaticRequest, encodeForm, hasPasswordForm, isLoginUrl, type LoginStep, type StepPlan } from "./forms.ts";
+import { analyzeStep, automaticRequest, encodeForm, hasPasswordForm, isLoginUrl, signInLinkRank, type LoginStep, type StepPlan } from "./forms.ts";
 import { createWebClient, RefusedRequestError, UnreachableError, type NetworkOptions, type Page, type PageRequest } from "./http.ts";
 import { parsePage, type PageModel } from "./page.ts";
 import { rateLimitOf } from "./rate-limit.ts";
 import { hostOf, scopeRefusal, type ScopePolicy } from "./scope.ts";
 import { siteErrorOf, siteMessages, type SiteMessage } from "./site-message.ts";
 import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "./session.ts";
-import { judgeWithEvidence, learnSessionEvidence, sessionCookieNames, type SessionEvidence } from "./session-evidence.ts";
+import { judgeWithEvidence, learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "./session-evidence.ts";
 import { readSubmission } from "./submission.ts";
 import type {
   EngineState,
@@ -35,6 +35,8 @@ interface FlowState {
   chosenMfa: MfaType | null;
   /** Times in a row the site answered a submit with the same step again. */
   rejections: number;
+  /** The site's messages on the page the current step came from: one still shown after a submit is no answer to it. */
+  formMessages: string[];
   durableValues: Record<string, string>;
   requirements: LoginRequirement[];
   ssoProvider: string | null;
@@ -51,7 +53,6 @@ const maxRejections = 3;
 const maxAutomaticHops = 5;
 const navigatesByItself = /http-equiv\s*=\s*["']?refresh|\.submit\(\s*\)/i;
 const passwordInput = /type\s*=\s*["']?password/i;
-const signInLinkText = /^(sign ?in|log ?in|login|sign ?on|log ?on|my account|account)$/i;
 const botWallWords = /just a moment|attention required|access denied|unusual traffic|automated (queries|requests|access)|are you a robot|request blocked/i;
 
 class FlowFailure extends Error {
@@ -86,7 +87,13 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     return outcomeOf(async () => {
       const jar = emptyJar();
       const history: string[] = [];
-      const step = await findLoginPage(target, options, (url) => load(jar, target, { url }, history));
+      // The search stops at the page whose form it found: the last one loaded.
+      const visited: Loaded[] = [];
+      const step = await findLoginPage(target, options, async (url) => {
+        const loaded = await load(jar, target, { url }, history);
+        visited.push(loaded);
+        return loaded;
+      });
       const state: FlowState = {
         version: 1,
         jar: serializeJar(jar),
@@ -95,6 +102,7 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
         history,
         chosenMfa: null,
         rejections: 0,
+        formMessages: siteMessages(visited.at(-1)!.model, []).map((message) => message.text),
         durableValues: {},
         requirements: [],
         ssoProvider: null,
@@ -149,18 +157,22 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     answeredPost: boolean,
     identifiers: string[],
   ): Promise<{ evidence: SessionEvidence; postLoginUrl: string }> {
+    // The login has worked by now: a page that cannot be fetched leaves less to learn, never a failed login.
+    const fetched = (cookies: CookieJar, url: string) =>
+      load(cookies, target, { url }, []).catch((error: unknown) => {
+        if (error instanceof RefusedRequestError || error instanceof UnreachableError) return null;
+        throw error;
+      });
     // The answer to a POST is not what a GET of its URL shows later: the checks GET it.
-    const signedIn = answeredPost ? await load(jar, target, { url: landed.page.url }, []) : landed;
-    const url = signedIn.page.url;
+    const signedIn = answeredPost ? await fetched(jar, landed.page.url) : landed;
+    const url = signedIn?.page.url ?? landed.page.url;
     const cookiesOf = (cookies: CookieJar) => cookies.getCookiesSync(url).map((cookie) => cookie.key);
     const afterFirst = cookiesOf(jar);
     // A second look, at login only, tells what stays from what changes per request (a count, a featured link, a one-shot cookie).
-    const again = await load(jar, target, { url }, []);
+    const again = signedIn && (await fetched(jar, url));
+    if (!signedIn || !again || signedIn.page.status >= 400 || again.page.status >= 400) return { evidence: unlearntEvidence(), postLoginUrl: url };
     const anonymousJar = emptyJar();
-    const anonymous = await load(anonymousJar, target, { url }, []).catch((error: unknown) => {
-      if (error instanceof RefusedRequestError || error instanceof UnreachableError) return null;
-      throw error;
-    });
+    const anonymous = await fetched(anonymousJar, url);
     const refused = anonymous !== null && refusalOf(anonymous.page, anonymous.model, url) !== null;
     const evidence = learnSessionEvidence({
       signedIn: [signedIn.model, again.model],
@@ -249,7 +261,7 @@ async function loadHomePage(domain: string, load: (url: string) => Promise<Loade
 function signInLinks(model: PageModel, target: LoginTarget, policy: ScopePolicy): string[] {
   const scored = model.links
     .filter((link) => scopeRefusal(new URL(link.href), target, policy) === null && link.href !== model.url)
-    .map((link) => ({ href: link.href, score: (signInLinkText.test(link.text) ? 2 : 0) + (isLoginUrl(link.href) ? 1 : 0) }))
+    .map((link) => ({ href: link.href, score: signInLinkRank(link) }))
     .filter((link) => link.score > 0)
     .sort((a, b) => b.score - a.score);
   return [...new Set(scored.map((link) => link.href))];
@@ -268,7 +280,9 @@ async function afterSubmit(
   const siteError = siteErrorOf(messages);
   const step = analyzeStep(model, state.chosenMfa);
   const shownAgain = step !== null && state.step.kind === "input" && step.plan.signature === state.step.signature;
-  checkBlocked({ page, model }, shownAgain || (step ? asksToSignIn(step) : isLoginUrl(page.url)), messages);
+  const shownBefore = new Set(state.formMessages);
+  const answers = messages.filter((message) => !shownBefore.has(message.text));
+  checkBlocked({ page, model }, shownAgain || (step ? asksToSignIn(step) : isLoginUrl(page.url)), answers);
   if (step) {
     const sameStep = answered && shownAgain;
     state.rejections = sameStep ? state.rejections + 1 : 0;
@@ -277,6 +291,7 @@ async function afterSubmit(
     }
     state.prompt = step.prompt;
     state.step = step.plan;
+    state.formMessages = messages.map((message) => message.text);
     return inputOutcome(state, step, siteError);
   }
   if (page.status >= 400) {
@@ -323,9 +338,12 @@ function addRequirement(requirements: LoginRequirement[], requirement: LoginRequ
  * Captchas and bot walls end a flow: an HTTP client cannot get past them. A rate limit ends it before
  * another attempt counts, looked for only where the site held the login back (`heldBack`: the login
  * form or the same step shown again) or refused it (4xx): a signed-in page may say "too many failed
- * attempts since your last visit" or "try again in a few minutes" of something else.
+ * attempts since your last visit" or "try again in a few minutes" of something else. `messages` are
+ * the ones that answer a submission (not already on the page its form came from); a page no
+ * submission led to has none, as its text is the site's standing policy ("Accounts are locked after
+ * 5 failed attempts"): there only HTTP 429 or a 4xx's Retry-After tells a limit.
  */
-function checkBlocked({ page, model }: Loaded, heldBack: boolean, messages: readonly SiteMessage[] = siteMessages(model, [])): void {
+function checkBlocked({ page, model }: Loaded, heldBack: boolean, messages: readonly SiteMessage[] = []): void {
   if (model.captcha) throw new FlowFailure("captcha_blocked", `${pathOf(page.url)} asks to solve a captcha`);
   const limit = heldBack || (page.status >= 400 && page.status < 500) ? rateLimitOf({ status: page.status, headers: page.headers, messages: messages.map((message) => message.text) }, new Date()) : null;
   if (limit) {

@@ -74,6 +74,8 @@ const loginPath = /(^|[/_-])(log-?in|sign-?in|sign_in|logon|authorize|auth|sso|s
 const signInWords = /\b(sign in|log in|login|verify|verification|two-factor|2-step|authenticat\w*|choose an account|select an account)\b/i;
 const signInLinkWords =
   /^(?:sign ?in|log ?in|login|sign ?on|log ?on|anmelden|einloggen|connexion|se connecter|iniciar sesi[óo]n|entrar|accedi|inloggen|aanmelden|zaloguj(?: się)?|logga in|kirjaudu(?: sisään)?|přihlásit(?: se)?|войти|ログイン|登录|登入)(?: (?:to|with) .{1,40})?$/i;
+/** "My account" and its kin: where a visitor without a session is usually asked to sign in, though a signed-in page links it too. */
+const accountLinkWords = /^(?:my )?account$|^(?:mein )?konto$|^mon compte$|^mi cuenta$|^il mio account$|^mijn account$|^moje konto$|^mitt konto$/i;
 const formPurpose = /log-?in|sign-?in|session|auth|verify|otp|mfa|2fa/;
 const otherPurpose = /search|newsletter|subscribe|register|sign-?up|contact|comment|feedback/;
 const externalWords =
@@ -88,6 +90,12 @@ export function isLoginUrl(url: string): boolean {
 /** A link that offers to sign in: its whole text says so, in the languages sites commonly use, or it leads to a login page. */
 export function isSignInLink(link: { href: string; text: string }): boolean {
   return signInLinkWords.test(link.text) || isLoginUrl(link.href);
+}
+
+/** How likely a link leads to the login form, 0 for not at all: its text offering to sign in counts most, then a login address, then an account link. */
+export function signInLinkRank(link: { href: string; text: string }): number {
+  const text = signInLinkWords.test(link.text) ? 2 : accountLinkWords.test(link.text) ? 1 : 0;
+  return text + (isLoginUrl(link.href) ? 1 : 0);
 }
 
 function isSignInPage(page: PageModel): boolean {

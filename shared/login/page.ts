@@ -205,11 +205,15 @@ function selectedOption(select: Element): string {
 }
 
 function isConcealed(element: Element): boolean {
-  for (let node: Element | null = element; node; node = parentElement(node)) {
-    const style = (node.attribs.style ?? "").replace(/\s/g, "").toLowerCase();
-    if ("hidden" in node.attribs || style.includes("display:none") || style.includes("visibility:hidden")) return true;
-  }
+  for (let node: Element | null = element; node; node = parentElement(node)) if (isHidden(node)) return true;
   return false;
+}
+
+/** The element itself is hidden by its markup (its ancestors are the caller's to look at). */
+export function isHidden(element: Element): boolean {
+  const attribs = element.attribs;
+  const style = (attribs.style ?? "").replace(/\s/g, "").toLowerCase();
+  return "hidden" in attribs || attribs["aria-hidden"] === "true" || style.includes("display:none") || style.includes("visibility:hidden");
 }
 
 /**

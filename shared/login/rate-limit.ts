@@ -8,7 +8,8 @@ import type { IncomingHttpHeaders } from "node:http";
  * Only strong wording counts: "Invalid password. Please try again later." is a wrong password, and
  * "Please wait 30 seconds before requesting another code" a resend cooldown. A sentence that warns of
  * a lockout to come ("2 attempts left before your account is locked", "If your account is locked,
- * contact support") says the site still takes attempts.
+ * contact support") says the site still takes attempts, and a rule stated to everyone ("Accounts are
+ * locked after 5 failed attempts") answers no attempt.
  */
 
 export interface RateLimit {
@@ -31,9 +32,22 @@ const throttleWords = [
   /\b(?:been|are|were|is)\s+locked out\b/i,
   /\brate[- ]limit(?:ed)?\b/i,
 ];
-/** A lockout still to come, or one the site only supposes: the attempt itself was taken. */
+/** A lockout still to come: the attempt itself was taken. */
 const warningWords =
-  /\b(?:if|unless|otherwise)\b|\b(?:will|would|may|might|could|can)\s+(?:\w+\s+){0,2}?(?:locked|blocked|disabled|suspended|lock|block|disable|suspend)\b|\battempts?\s+(?:left|remaining)\b|\bremaining\s+attempts?\b|\bbefore\s+(?:too many|your account|you(?:'re| are| will be| get)? locked|being locked|the account)\b/i;
+  /\b(?:will|would|may|might|could|can)\s+(?:\w+\s+){0,2}?(?:locked|blocked|disabled|suspended|lock|block|disable|suspend)\b|\battempts?\s+(?:left|remaining)\b|\bremaining\s+attempts?\b|\bbefore\s+(?:too many|your account|you(?:'re| are| will be| get)? locked|being locked|the account)\b/i;
+/**
+ * A condition on the throttle phrase itself, so a lockout the site only supposes: in its clause before
+ * it ("If your account is locked, contact support") or right after it ("… rate-limited if you exceed
+ * 10 attempts"). An `if` of another clause ("… or reset your password if you forgot it") is not one.
+ */
+const conditionBefore = /\b(?:if|unless|otherwise|in case)\b[^,;:()]*$/i;
+const conditionAfter = /^(?:\s+(?!(?:or|and|but|then)\b)[\w'-]+){0,4}?\s+(?:if|unless)\b/i;
+/**
+ * A rule a login page states to everyone ("Accounts are temporarily locked after 5 failed attempts"),
+ * not an answer to this attempt; a lockout told as done ("has been locked after 5 failed attempts") is.
+ */
+const policyWords = /\bafter\s+(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|several|multiple|repeated|too many)\s+(?:\S+\s+){0,3}?(?:attempts|tries|failures|logins)\b/i;
+const happenedWords = /\b(?:has|have|had)\s+been\b|\b(?:was|were|got)\b/i;
 const waitInText = new RegExp(String.raw`\b(\d+)\s*(${unit})\b`, "i");
 const unitSeconds: Record<string, number> = { s: 1, m: 60, h: 3600 };
 
@@ -50,7 +64,18 @@ export function rateLimitOf(answer: { status: number; headers: IncomingHttpHeade
 }
 
 function saysThrottled(message: string): boolean {
-  return sentences(message).some((sentence) => !warningWords.test(sentence) && throttleWords.some((pattern) => pattern.test(sentence)));
+  return sentences(message).some(
+    (sentence) => !warningWords.test(sentence) && !statesPolicy(sentence) && throttleWords.some((pattern) => unconditional(sentence, pattern.exec(sentence))),
+  );
+}
+
+function statesPolicy(sentence: string): boolean {
+  return policyWords.test(sentence) && !happenedWords.test(sentence);
+}
+
+function unconditional(sentence: string, throttle: RegExpExecArray | null): boolean {
+  if (!throttle) return false;
+  return !conditionBefore.test(sentence.slice(0, throttle.index)) && !conditionAfter.test(sentence.slice(throttle.index + throttle[0].length));
 }
 
 function sentences(message: string): string[] {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { isTag, isText, type Element } from "domhandler";
+import { isTag, isText, type AnyNode, type Element, type Text } from "domhandler";
 import { DomUtils } from "htmlparser2";
 import { isSignInLink } from "./forms.ts";
 import { signOutAddress, type PageModel } from "./page.ts";
@@ -7,11 +7,11 @@ import { signOutAddress, type PageModel } from "./page.ts";
 /**
  * What tells a site's signed-in landing page from the same page without the session, learnt at each
  * login from two fetches of `post_login_url` with the session and one without, and looked for again
- * by every health check. Values that could name the account are kept as hashes salted per login, and
- * the whole is sealed on the connection's record.
+ * by every health check. Values that could name the account are kept as hashes salted per login, no
+ * locator or cookie name that contains it is kept, and the whole is sealed on the connection's record.
  */
 export interface SessionEvidence {
-  version: 1;
+  version: 2;
   basis: SessionEvidenceBasis;
   salt: string;
   /** Shown by both signed-in fetches and not without the session: a check counts as logged in while at least one still shows. */
@@ -21,16 +21,14 @@ export interface SessionEvidence {
    * did not. Read only when no marker was learnt: an offer in one of these places means logged out.
    */
   signInPlaces: string[];
-  /** Without the session the page sent to a login page, asked for a password, or answered 401/403. */
-  refusedWhenOut: boolean;
   /** Cookies the login added that stayed through both signed-in fetches: a page that deletes one has ended the session. */
   sessionCookies: string[];
 }
 
 /**
  * `verified`: checks look for the evidence. `unverifiable`: the page looked the same with and without
- * the session, so a check can notice a redirect to a login page, a password form or 401/403, and
- * nothing more.
+ * the session, or could not be fetched again after the login, so a check can notice a redirect to a
+ * login page, a password form or 401/403, and nothing more.
  */
 export const sessionEvidenceBases = ["verified", "unverifiable"] as const;
 export type SessionEvidenceBasis = (typeof sessionEvidenceBases)[number];
@@ -40,9 +38,7 @@ export type SignedInMarker =
   /** The account's name or identifier, hashed, shown inside the element `where` names (see `locatorOf`). */
   | { kind: "account_name"; where: string; hash: string }
   /** A link to the account's own page, hashed. */
-  | { kind: "account_link"; hash: string }
-  /** The title with its digits masked; learnt only beside another marker, since titles also change for reasons of their own. */
-  | { kind: "title"; hash: string };
+  | { kind: "account_link"; hash: string };
 
 /** The page fetched without the session. */
 export interface AnonymousPage {
@@ -53,7 +49,8 @@ export interface AnonymousPage {
 
 export type EvidenceVerdict = { state: "logged_in" } | { state: "logged_out"; reason: string } | { state: "inconclusive"; reason: string };
 
-export const unverifiableReason = "the page cannot tell signed-in from signed-out: it looks the same with and without the session";
+export const unverifiableReason =
+  "the page cannot tell signed-in from signed-out: it looked the same with and without the session, or could not be fetched again after the login";
 
 const accountAddress = /(?:^|[/_.?&=:-])(?:account|accounts|profile|profil|user|users|member|members|me|my|settings|preferences|konto|compte|perfil|viewprofile|password_change)(?:[/_.?&=:-]|$)/i;
 /** Query parameters that change per visit or per session: left out when two links are compared. */
@@ -70,6 +67,8 @@ const landmarks = new Set(["header", "nav", "footer", "aside", "main", "form"]);
 const passingCookie = /flash|message|notice|alert|toast|redirect|return|referr?er|^next$|csrf|xsrf|consent|locale|^lang|theme|timezone|^_ga|^_gid/i;
 const tokenSeparators = /[\s,;:!?()"'<>«»[\]{}|/\\]+/;
 const shortestName = 3;
+/** Elements whose text no visitor reads as the page's. */
+const unreadText = new Set(["script", "style", "title", "noscript", "textarea", "template"]);
 /** How far up from a name or link an element with an id or class is looked for, to say where it shows. */
 const locatorDepth = 3;
 
@@ -80,7 +79,6 @@ interface PageFindings {
   names: Map<string, { where: string; name: string }>;
   /** Account-like same-site links, normalised. */
   accountLinks: Set<string>;
-  title: string;
   signInPlaces: Set<string>;
 }
 
@@ -98,7 +96,7 @@ function findingsOf(page: PageModel, names: string[]): PageFindings {
       accountLinks.add(href.href);
     }
   }
-  return { signOut: page.hasSignOut, names: nameLocations(page, names), accountLinks, title: maskedTitle(page.title), signInPlaces };
+  return { signOut: page.hasSignOut, names: nameLocations(page, names), accountLinks, signInPlaces };
 }
 
 /**
@@ -116,35 +114,49 @@ export function learnSessionEvidence(options: {
   const salt = randomBytes(16).toString("base64url");
   const hash = (value: string) => saltedHash(salt, value);
   const names = accountNames(options.identifiers);
+  const [firstPage, secondPage] = options.signedIn;
   const [first, second] = options.signedIn.map((page) => findingsOf(page, names)) as [PageFindings, PageFindings];
-  const refusedWhenOut = options.anonymous?.refused ?? false;
-  const anonymousPage = refusedWhenOut ? null : (options.anonymous?.model ?? null);
+  const refused = options.anonymous?.refused ?? false;
+  const anonymousPage = refused ? null : (options.anonymous?.model ?? null);
   const anonymous = anonymousPage ? findingsOf(anonymousPage, names) : null;
-  const markers: SignedInMarker[] = [];
+  const candidates: SignedInMarker[] = [];
 
-  if (first.signOut && second.signOut && !anonymous?.signOut) markers.push({ kind: "sign_out" });
-  const anonymousWords = new Set(anonymousPage ? tokensOf(DomUtils.textContent(anonymousPage.document)) : []);
+  if (first.signOut && second.signOut && !anonymous?.signOut) candidates.push({ kind: "sign_out" });
+  // A name the page shows to anyone (a public list of authors) names no session, wherever it shows.
+  const anonymousWords = new Set(anonymousPage ? wordsIn(anonymousPage.document.children) : []);
   for (const [key, where] of first.names) {
-    if (second.names.has(key) && !anonymousWords.has(where.name)) markers.push({ kind: "account_name", where: where.where, hash: hash(where.name) });
+    if (second.names.has(key) && !anonymousWords.has(where.name)) candidates.push({ kind: "account_name", where: where.where, hash: hash(where.name) });
   }
-  // Without the anonymous page a link or title could be the same for everyone: only the two above are sure signs.
+  // Without the anonymous page a link could be the same for everyone: only the two above are sure signs.
   if (anonymous) {
     for (const href of first.accountLinks) {
-      if (second.accountLinks.has(href) && !anonymous.accountLinks.has(href)) markers.push({ kind: "account_link", hash: hash(href) });
+      if (second.accountLinks.has(href) && !anonymous.accountLinks.has(href)) candidates.push({ kind: "account_link", hash: hash(href) });
     }
-    if (markers.length > 0 && first.title && first.title === second.title && first.title !== anonymous.title) markers.push({ kind: "title", hash: hash(first.title) });
   }
-  const signInPlaces = anonymous ? [...anonymous.signInPlaces].filter((place) => !first.signInPlaces.has(place) && !second.signInPlaces.has(place)) : [];
-  const verified = markers.length > 0 || signInPlaces.length > 0 || refusedWhenOut;
-  return {
-    version: 1,
-    basis: verified ? "verified" : "unverifiable",
+  // Each marker is read back the way a check reads it, on the very pages it was learnt from.
+  const signedIn = candidates.filter(
+    (marker) => shows(marker, firstPage, salt) && shows(marker, secondPage, salt) && !(anonymousPage !== null && shows(marker, anonymousPage, salt)),
+  );
+  const signInPlaces = anonymous
+    ? [...anonymous.signInPlaces].filter((place) => !first.signInPlaces.has(place) && !second.signInPlaces.has(place) && !containsName(place, names))
+    : [];
+  const evidence: SessionEvidence = {
+    version: 2,
+    basis: "verified",
     salt,
-    signedIn: markers,
+    signedIn,
     signInPlaces,
-    refusedWhenOut,
-    sessionCookies: options.sessionCookies,
+    sessionCookies: options.sessionCookies.filter((name) => !containsName(name, names)),
   };
+  const told = signedIn.length > 0 || signInPlaces.length > 0 || refused;
+  const judge = (page: PageModel) => judgeWithEvidence(evidence, () => page).state;
+  const holds = judge(firstPage) === "logged_in" && judge(secondPage) === "logged_in" && (anonymousPage === null || judge(anonymousPage) !== "logged_in");
+  return told && holds ? evidence : { ...evidence, basis: "unverifiable", signedIn: [], signInPlaces: [] };
+}
+
+/** For a login whose landing page could not be fetched again: nothing was learnt, and no cookie is known to be the session's. */
+export function unlearntEvidence(): SessionEvidence {
+  return { version: 2, basis: "unverifiable", salt: randomBytes(16).toString("base64url"), signedIn: [], signInPlaces: [], sessionCookies: [] };
 }
 
 /**
@@ -170,8 +182,6 @@ function shows(marker: SignedInMarker, page: PageModel, salt: string): boolean {
   switch (marker.kind) {
     case "sign_out":
       return page.hasSignOut;
-    case "title":
-      return saltedHash(salt, maskedTitle(page.title)) === marker.hash;
     case "account_link":
       return page.links.some((link) => {
         const href = normalisedLink(link.href);
@@ -179,7 +189,7 @@ function shows(marker: SignedInMarker, page: PageModel, salt: string): boolean {
       });
     case "account_name":
       return DomUtils.findAll((element) => locatorOf(element) === marker.where, page.document.children).some((element) =>
-        tokensOf(DomUtils.textContent(element)).some((token) => saltedHash(salt, token) === marker.hash),
+        wordsIn(element.children).some((token) => saltedHash(salt, token) === marker.hash),
       );
   }
 }
@@ -198,7 +208,7 @@ export function isSessionEvidence(value: unknown): value is SessionEvidence {
   if (typeof value !== "object" || value === null) return false;
   const evidence = value as Partial<SessionEvidence>;
   return (
-    evidence.version === 1 &&
+    evidence.version === 2 &&
     sessionEvidenceBases.includes(evidence.basis as SessionEvidenceBasis) &&
     typeof evidence.salt === "string" &&
     Array.isArray(evidence.signedIn) &&
@@ -219,31 +229,55 @@ function accountNames(identifiers: string[]): string[] {
   return [...names];
 }
 
-/** Where each name shows as a word of an element's own text, keyed by place and name. */
+/** Where each name shows as a word of the page's text, keyed by place and name. */
 function nameLocations(page: PageModel, names: string[]): Map<string, { where: string; name: string }> {
   const found = new Map<string, { where: string; name: string }>();
   if (names.length === 0) return found;
-  for (const text of DomUtils.findAll(() => true, page.document.children).flatMap((element) => element.children.filter(isText))) {
+  for (const text of readTexts(page.document.children)) {
     const tokens = tokensOf(text.data);
     const name = names.find((candidate) => tokens.includes(candidate));
     const parent = text.parent;
-    if (!name || !parent || !isTag(parent) || ["script", "style", "title", "noscript", "textarea"].includes(parent.name)) continue;
-    const where = placeOf(parent);
+    if (!name || !parent || !isTag(parent)) continue;
+    const where = placeOf(parent, names);
     if (where !== null) found.set(`${where} ${name}`, { where, name });
   }
   return found;
 }
 
 /**
+ * The words of the text under `nodes`, each text node split on its own: adjacent elements
+ * ("<span>Signed in as</span><strong>ada</strong>", "<td>ada</td><td>3 min ago</td>") hold separate
+ * words even where no space divides them. Learning, excluding and checking all read words this way.
+ */
+function wordsIn(nodes: readonly AnyNode[]): string[] {
+  return readTexts(nodes).flatMap((text) => tokensOf(text.data));
+}
+
+function readTexts(nodes: readonly AnyNode[], found: Text[] = []): Text[] {
+  for (const node of nodes) {
+    if (isText(node)) found.push(node);
+    else if (isTag(node) && !unreadText.has(node.name)) readTexts(node.children, found);
+  }
+  return found;
+}
+
+/** Whether a locator or cookie name spells out the account's name (`div#user-ada`): kept, it would name the account in plain text. */
+function containsName(value: string, names: readonly string[]): boolean {
+  const lower = value.toLowerCase();
+  return names.some((name) => lower.includes(name));
+}
+
+/**
  * The locator of the nearest element, from `element` up, that a later version of the page will still
  * name the same way: one with an id or a class a build did not generate (up to `locatorDepth` levels
- * up), else the nearest landmark (header, nav, main...). Null when nothing names the place.
+ * up), else the nearest landmark (header, nav, main...). Null when nothing names the place. A locator
+ * that contains one of `names` is passed over for one further up.
  */
-function placeOf(element: Element): string | null {
+function placeOf(element: Element, names: readonly string[] = []): string | null {
   let depth = 0;
   for (let node: Element | null = element; node; node = node.parent && isTag(node.parent) ? node.parent : null, depth++) {
     const locator = locatorOf(node);
-    if (locator !== null && (depth <= locatorDepth || landmarks.has(node.name))) return locator;
+    if (locator !== null && !containsName(locator, names) && (depth <= locatorDepth || landmarks.has(node.name))) return locator;
   }
   return null;
 }
@@ -264,11 +298,6 @@ function tokensOf(text: string): string[] {
     .map((token) => token.replace(/^[.@]+|[.]+$/g, ""))
     .flatMap((token) => (token.includes("@") ? [token, token.slice(0, token.indexOf("@"))] : [token]))
     .filter((token) => token.length >= shortestName);
-}
-
-/** Counts and dates in a title ("Inbox (3)") change between visits without the session changing. */
-function maskedTitle(title: string): string {
-  return title.replace(/\d+/g, "#");
 }
 
 /** The link without the query parameters that change per visit, so one account page compares equal. */

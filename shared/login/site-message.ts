@@ -2,7 +2,7 @@ import { isTag, type Element } from "domhandler";
 import { DomUtils, parseDocument } from "htmlparser2";
 import { isFillable } from "./fields.ts";
 import { isSearchForm } from "./forms.ts";
-import { collapse, parentElement, textOf, unescapeJs, type PageModel } from "./page.ts";
+import { collapse, isHidden, parentElement, textOf, unescapeJs, type PageModel } from "./page.ts";
 
 /**
  * The site's own message after a step (a wrong password's "Incorrect username or password", a
@@ -120,7 +120,7 @@ function pageContext(page: PageModel): PageContext {
     const known = excluded.get(element);
     if (known !== undefined) return known;
     const parent = parentElement(element);
-    const result = unseen.has(element.name) || isHidden(element) || isChrome(element) || (parent !== null && isExcluded(parent));
+    const result = unseen.has(element.name) || isUnread(element) || isChrome(element) || (parent !== null && isExcluded(parent));
     excluded.set(element, result);
     return result;
   };
@@ -333,7 +333,7 @@ function isInside(element: Element, container: Element): boolean {
 
 /** The text a person reads in the element; none when it has no word (a required-field "*", an icon's glyph). */
 function messageText(element: Element): string {
-  const text = textOf(element, new Set(), (inner) => inner.name === "button" || unseen.has(inner.name) || isHidden(inner));
+  const text = textOf(element, new Set(), (inner) => inner.name === "button" || unseen.has(inner.name) || isUnread(inner));
   return /\p{L}{2}/u.test(text) ? text : "";
 }
 
@@ -348,16 +348,13 @@ function markerNames(element: Element): string[] {
   return [...(element.attribs.class ?? "").toLowerCase().split(/\s+/), (element.attribs.id ?? "").toLowerCase()].filter(Boolean);
 }
 
-function isHidden(element: Element): boolean {
+/** Hidden by markup, or by what a message's text is not: a closed dialog, a hidden input, a class that hides it or keeps it for screen readers. */
+function isUnread(element: Element): boolean {
   const attribs = element.attribs;
-  const style = (attribs.style ?? "").replace(/\s/g, "").toLowerCase();
   return (
-    "hidden" in attribs ||
-    attribs["aria-hidden"] === "true" ||
+    isHidden(element) ||
     (attribs.type ?? "").toLowerCase() === "hidden" ||
     (element.name === "dialog" && !("open" in attribs)) ||
-    style.includes("display:none") ||
-    style.includes("visibility:hidden") ||
     (attribs.class ?? "").toLowerCase().split(/\s+/).some((name) => hiddenMarker.test(name))
   );
 }

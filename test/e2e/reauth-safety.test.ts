@@ -1,6 +1,6 @@
 import type Kernel from "@onkernel/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startGuardedLoginSite, type GuardedLoginSite } from "../sites/guarded-login-site.ts";
+import { startGuardedLoginSite, type GuardedLoginSite, type Throttle } from "../sites/guarded-login-site.ts";
 import { intervalWitness } from "../support/interval-witness.ts";
 import { nextFlowState, type Connection } from "../support/login-flows.ts";
 import { eventually } from "../support/poll.ts";
@@ -105,21 +105,24 @@ describe("re-auth that cannot lock the account", () => {
     expect(site.submissions()).toBe(sentBefore + 2);
   });
 
-  it("stops at a rate-limit answer and sends nothing more until the site's wait has passed", async () => {
+  it.each([
+    ["HTTP 429 with Retry-After", { kind: "http_429", retryAfter: "600" }, 600],
+    ["a page that says so", { kind: "message", message: "Too many failed login attempts. Try again in 20 minutes." }, 1200],
+  ] satisfies [string, Throttle, number][])("stops at a rate-limit answer (%s) and sends nothing more until the site's wait has passed", async (_, throttle, waitSeconds) => {
     const { connection } = await loggedInConnection();
-    site.throttle({ kind: "http_429", retryAfter: "600" });
+    site.throttle(throttle);
     const sentBefore = site.submissions();
 
     site.expireSessions();
 
     const limited = await reauthThat(connection.id, (event) => event.error_code === "rate_limited", "the rate-limited re-auth");
     expect(limited).toMatchObject({ status: "NEEDS_AUTH", flow_status: "FAILED", error_code: "rate_limited", can_reauth: true });
-    expect(limited.error_message).toContain("retry after 600 s");
+    expect(limited.error_message).toContain(`retry after ${waitSeconds} s`);
     expect(site.submissions()).toBe(sentBefore + 1);
     const limitedEvent = (await reauths(connection.id)).find((event) => event.error_code === "rate_limited")!;
     const retryAt = Date.parse(/re-auth waits until (\S+)$/.exec(limitedEvent.error_message ?? "")![1]!);
-    // The scaled 600 s, counted from after the refused POST.
-    expect(retryAt).toBeGreaterThanOrEqual(site.submissionTimes()[sentBefore]! + 6_000);
+    // The site's wait, scaled, counted from after the refused POST.
+    expect(retryAt).toBeGreaterThanOrEqual(site.submissionTimes()[sentBefore]! + waitSeconds * 10);
 
     site.throttle(null);
 
@@ -143,7 +146,9 @@ describe("re-auth that cannot lock the account", () => {
     expect((await reauths(connection.id)).filter((event) => event.error_code === "rate_limited")).toHaveLength(2);
     expect(site.submissions()).toBe(sentBefore + 2);
     // Checks go on and find the session logged out, but send nothing.
+    const checksThen = (await healthChecks(connection.id)).length;
     await witness.intervalsPass(3);
+    expect((await healthChecks(connection.id)).length).toBeGreaterThan(checksThen);
     expect(site.submissions()).toBe(sentBefore + 2);
   });
 });

@@ -14,6 +14,7 @@ beforeAll(async () => {
 afterEach(() => {
   site.throttle(null);
   site.dashboardNotice(null);
+  site.signInPolicy(null);
 });
 
 afterAll(async () => {
@@ -100,6 +101,34 @@ describe("an interactive login on a site that limits attempts", () => {
       expect(again.websiteError).toBe(message);
     },
   );
+});
+
+describe("a sign-in page that always speaks of lockouts", () => {
+  it.each(["Accounts are temporarily locked after 5 failed attempts.", "Account locked? Contact your administrator."])(
+    "takes a wrong password as a rejection and the right one as a login, the sentence being no answer to either: %s",
+    async (sentence) => {
+      site.signInPolicy(sentence);
+      const before = site.submissions();
+      const step = asInput(await engine.start(target));
+
+      const rejected = asInput(await type(step, "wrong one"));
+      const signedIn = await type(rejected, site.user.password);
+
+      expect(rejected.websiteError).toBe("Invalid Email or password.");
+      expect(signedIn).toMatchObject({ kind: "success", postLoginUrl: `${site.url}/dashboard` });
+      expect(site.submissions()).toBe(before + 2);
+    },
+  );
+
+  it("still ends rate_limited when the answer to the submission says so", async () => {
+    site.signInPolicy("Accounts are temporarily locked after 5 failed attempts.");
+    const step = asInput(await engine.start(target));
+    site.throttle({ kind: "message", message: "Too many failed login attempts. Try again in 20 minutes." });
+
+    const limited = await type(step, site.user.password);
+
+    expect(limited).toMatchObject({ kind: "failure", errorCode: "rate_limited", retryAfterSeconds: 1200 });
+  });
 });
 
 describe("a login that succeeds on a page that speaks of attempts", () => {

@@ -30,6 +30,8 @@ export interface GuardedLoginSite {
   throttle(answer: Throttle | null): void;
   /** A security notice the signed-in dashboard shows (GitHub's "failed attempts since your last visit"). */
   dashboardNotice(message: string | null): void;
+  /** A sentence the sign-in page always shows under the form, such as its lockout policy. */
+  signInPolicy(sentence: string | null): void;
   /** Ends every session server-side: the old cookies are logged out. */
   expireSessions(): void;
   stop(): Promise<void>;
@@ -45,6 +47,7 @@ export async function startGuardedLoginSite(): Promise<GuardedLoginSite> {
   let logins = 0;
   let throttle: Throttle | null = null;
   let notice: string | null = null;
+  let policy: string | null = null;
 
   const view = (title: string, main: string, nav = "") => htmlReply(page({ brand, title, main, nav }));
   const flash = (message: string) => `<div class="alert alert-danger" role="alert">${escapeHtml(message)}</div>\n`;
@@ -58,7 +61,8 @@ export async function startGuardedLoginSite(): Promise<GuardedLoginSite> {
       body: `${field({ id: "user_email", name: "user[email]", label: "Email", type: "email", autocomplete: "email", value: options.email ?? "" })}
 ${field({ id: "user_password", name: "user[password]", label: "Password", type: "password", autocomplete: "current-password" })}`,
     });
-    return view("Log in", `<h2>Log in</h2>\n${options.alert ? flash(options.alert) : ""}${form}\n<a href="/users/password/new">Forgot your password?</a>`);
+    const rule = policy === null ? "" : `\n<p class="text-muted">${escapeHtml(policy)}</p>`;
+    return view("Log in", `<h2>Log in</h2>\n${options.alert ? flash(options.alert) : ""}${form}${rule}\n<a href="/users/password/new">Forgot your password?</a>`);
   }
 
   function throttled(exchange: Exchange, answer: Throttle, email: string): Reply {
@@ -113,6 +117,7 @@ ${field({ id: "user_password", name: "user[password]", label: "Password", type: 
     changePassword: (password) => void (user.password = password),
     throttle: (answer) => void (throttle = answer),
     dashboardNotice: (message) => void (notice = message),
+    signInPolicy: (sentence) => void (policy = sentence),
     expireSessions: () => sessions.clear(),
     stop: server.stop,
   };

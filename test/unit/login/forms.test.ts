@@ -30,6 +30,15 @@ describe("credential forms", () => {
       <button type="submit" name="commit" value="signin">Sign in</button>
     </form></body></html>`;
 
+  it("never asks a honeypot field kept from people by aria-hidden, the way Mailchimp's signup forms hide theirs", () => {
+    const { prompt } = mustStep(`<html><head><title>Sign in</title></head><body><form action="/session" method="post">
+      <label for="user">Username</label><input id="user" name="login" type="text">
+      <label for="pw">Password</label><input id="pw" name="pass" type="password">
+      <div aria-hidden="true" style="position: absolute; left: -5000px"><label for="b_trap">Company</label><input id="b_trap" name="b_trap" type="text" tabindex="-1" value=""></div>
+      <button type="submit">Sign in</button></form></body></html>`);
+    expect(prompt.fields.map((field) => field.id)).toEqual(["identifier", "password"]);
+  });
+
   it("picks the login form over search and newsletter forms, with wrapping and for= labels", () => {
     const { prompt, plan } = mustStep(loginPage);
     expect(prompt.fields).toEqual([

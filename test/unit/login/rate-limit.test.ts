@@ -28,6 +28,11 @@ describe("recognising a site that limits login attempts", () => {
     ["Please try again in a few minutes.", null],
     ["Too many failed attempts. Your account will be locked for 15 minutes.", 900],
     ["Your account has been temporarily blocked. Try again after 10 minutes.", 600],
+    // An `if` of another clause does not make the throttle a supposition.
+    ["Too many failed login attempts, please try again in 20 minutes or reset your password if you forgot it.", 1200],
+    ["Your account is temporarily locked, contact support if this keeps happening.", null],
+    // A lockout told as done, even when it names the rule that caused it.
+    ["Your account has been locked after 5 failed attempts. Try again in 30 minutes.", 1800],
   ])("limited: %s", (message, wait) => {
     expect(shown(message)).toEqual({ retryAfterSeconds: wait, message });
   });
@@ -47,6 +52,12 @@ describe("recognising a site that limits login attempts", () => {
     "Wrong password. You have 2 attempts left before too many failed attempts lock your account.",
     "Incorrect password. 3 remaining attempts before your account is locked.",
     "Invalid login. After 5 failed attempts your account will be temporarily locked.",
+    "Logins are rate-limited if you exceed 10 attempts per minute.",
+    "Accounts are temporarily locked for 15 minutes unless you reset the password.",
+    "Unless you wait 30 minutes before trying again, your account stays locked out.",
+    // A rule the login page states to everyone answers no attempt.
+    "Accounts are temporarily locked after 5 failed attempts.",
+    "For your security, accounts are locked after too many failed login attempts.",
     // A resend cooldown must not end an MFA flow.
     "Invalid code. Please wait 30 seconds before requesting another.",
     "The code you entered is incorrect. You can request a new code in 60 seconds.",

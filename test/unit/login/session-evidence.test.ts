@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { parsePage } from "#shared/login/page.ts";
-import { judgeWithEvidence, learnSessionEvidence, sessionCookieNames, unverifiableReason, type SessionEvidence, type SignedInMarker } from "#shared/login/session-evidence.ts";
+import {
+  isSessionEvidence,
+  judgeWithEvidence,
+  learnSessionEvidence,
+  sessionCookieNames,
+  unverifiableReason,
+  type SessionEvidence,
+  type SignedInMarker,
+} from "#shared/login/session-evidence.ts";
 
 /** Landing pages written after real applications' markup: what a signed-in visitor and an anonymous one get. */
 const wordpressSignedIn = (nonce = "3f2a9c1d7e") => `<!DOCTYPE html><html lang="en-US"><head><title>Pine Blog</title></head><body class="home blog logged-in admin-bar">
@@ -132,10 +140,9 @@ describe("only what both signed-in fetches show is evidence", () => {
 
   it("a count in the title changes without the session changing", () => {
     const evidence = learn([community("bob", true, 3), community("bob", true, 4)], community("bob", false), forumUrl, "ada");
-    const title = only(evidence, "title");
 
-    expect(judgeWithEvidence(title, read(community("bob", true, 12), forumUrl))).toEqual({ state: "logged_in" });
-    expect(judgeWithEvidence(title, read(community("bob", false), forumUrl))).toMatchObject({ state: "logged_out" });
+    expect(judgeWithEvidence(evidence, read(community("bob", true, 12), forumUrl))).toEqual({ state: "logged_in" });
+    expect(judgeWithEvidence(evidence, read(community("bob", false), forumUrl))).toMatchObject({ state: "logged_out" });
   });
 
   it("a title that alone tells the pages apart is not enough evidence", () => {
@@ -175,5 +182,84 @@ describe("session cookies", () => {
         anonymous: ["csrftoken"],
       }),
     ).toEqual(["sessionid", "remember_user_token"]);
+  });
+});
+
+describe("the account's name is read the same way when learnt, when excluded and when checked", () => {
+  it("a name in an element beside its label, with no space between them, is found again on the same signed-in page", () => {
+    // Minified markup: the label and the name are adjacent elements of one account box.
+    const signedIn = `<!doctype html><html><head><title>Dashboard</title></head><body><header class="topbar"><div class="account"><span>Signed in as</span><strong>alice</strong></div></header><main><p>Reports</p></main></body></html>`;
+    const anonymous = `<!doctype html><html><head><title>Dashboard</title></head><body><header class="topbar"><div class="account"><span>Welcome</span></div></header><main><p>Reports</p></main></body></html>`;
+    const evidence = learn(signedIn, anonymous, "https://reports.example/", "alice");
+
+    expect(evidence).toMatchObject({ basis: "verified", signedIn: [expect.objectContaining({ kind: "account_name", where: "div.account" })] });
+    expect(judgeWithEvidence(evidence, read(signedIn, "https://reports.example/"))).toEqual({ state: "logged_in" });
+    expect(judgeWithEvidence(evidence, read(anonymous, "https://reports.example/"))).toMatchObject({ state: "logged_out" });
+  });
+
+  it("a name a public listing shows to anyone, in a cell beside another, is no marker", () => {
+    // A phpBB-like board: the member's own post is listed for everyone, minified.
+    const board = (signedIn: boolean) =>
+      `<!doctype html><html><head><title>Board index</title></head><body><div class="navbar">${signedIn ? `<a href="/ucp.php?mode=logout&amp;sid=4f1e">Logout</a>` : `<a href="/ucp.php?mode=login">Login</a>`}</div><table class="topics"><tr><td class="title">Hello</td><td class="author">alice</td><td>3 min ago</td></tr></table></body></html>`;
+    const evidence = learn(board(true), board(false), "https://board.example/", "alice");
+
+    expect(evidence.signedIn).toEqual([{ kind: "sign_out" }]);
+    expect(judgeWithEvidence(evidence, read(board(false), "https://board.example/"))).toMatchObject({ state: "logged_out" });
+  });
+
+  it("keeps only markers that tell the pages they were learnt from apart: a link the anonymous page offers as 'Log in' is no account link", () => {
+    // WooCommerce: the same account page is "My account" signed in and the sign-in page for a visitor.
+    const shop = (signedIn: boolean) => `<!doctype html><html><head><title>Pine Shop</title></head><body><header id="masthead" class="site-header"><ul class="site-header-account">${
+      signedIn
+        ? `<li><a href="https://shop.example/my-account/">My account</a></li><li><a href="https://shop.example/my-account/customer-logout/?_wpnonce=5d1c2b3a4f">Log out</a></li>`
+        : `<li><a href="https://shop.example/my-account/">Log in</a></li>`
+    }</ul></header><main><p>New arrivals</p></main></body></html>`;
+    const evidence = learn(shop(true), shop(false), "https://shop.example/", "ada");
+
+    expect(evidence.signedIn).toEqual([{ kind: "sign_out" }]);
+    expect(judgeWithEvidence(evidence, read(shop(true), "https://shop.example/"))).toEqual({ state: "logged_in" });
+    expect(judgeWithEvidence(evidence, read(shop(false), "https://shop.example/"))).toMatchObject({ state: "logged_out" });
+  });
+});
+
+describe("the title is no evidence", () => {
+  it("a logged-out page whose title matches the signed-in one, since its consent cookie lifted a wall the anonymous fetch met, is logged out", () => {
+    const url = "https://forum.example/";
+    const forum = (title: string, signedIn: boolean) =>
+      `<!doctype html><html><head><title>${title}</title></head><body><header class="site-header">${signedIn ? `<a href="/logout/">Log out</a>` : `<a href="/register/">Register</a>`}</header><main><p>Latest threads</p></main></body></html>`;
+    const evidence = learn(forum("Pine Community", true), forum("Before you continue – Pine Community", false), url, "ada");
+
+    expect(evidence.signedIn.map((marker) => marker.kind)).not.toContain("title");
+    expect(judgeWithEvidence(evidence, read(forum("Pine Community", false), url))).toMatchObject({ state: "logged_out" });
+  });
+});
+
+describe("nothing stored names the account in plain text", () => {
+  it("a locator or cookie name that spells out the account's name is passed over for one further up, or left out", () => {
+    // Nextcloud-like: the user menu's id carries the user id.
+    const app = (signedIn: boolean) =>
+      `<!doctype html><html><head><title>Files</title></head><body><header id="header">${signedIn ? `<div id="user-ada" class="user-ada-menu"><span>ada</span></div>` : `<div id="guest"><span>Guest</span></div>`}</header><main><p>Files</p></main></body></html>`;
+    const evidence = learnSessionEvidence({
+      signedIn: [page(app(true), "https://cloud.example/"), page(app(true), "https://cloud.example/")],
+      anonymous: { model: page(app(false), "https://cloud.example/"), refused: false },
+      identifiers: ["ada"],
+      sessionCookies: ["nc_session", "nc_username_ada"],
+    });
+
+    expect(evidence.signedIn).toEqual([expect.objectContaining({ kind: "account_name", where: "header#header" })]);
+    expect(evidence.sessionCookies).toEqual(["nc_session"]);
+    expect(JSON.stringify(evidence).toLowerCase()).not.toContain("ada");
+    expect(judgeWithEvidence(evidence, read(app(true), "https://cloud.example/"))).toEqual({ state: "logged_in" });
+  });
+});
+
+describe("the evidence's shape", () => {
+  it("is version 2, without the refusal it never read; a version 1 record is none, so checks fall back to the basic signs", () => {
+    const evidence = learn(wordpressSignedIn(), wordpressAnonymous, "https://blog.example/", "ada");
+
+    expect(evidence.version).toBe(2);
+    expect(evidence).not.toHaveProperty("refusedWhenOut");
+    expect(isSessionEvidence(evidence)).toBe(true);
+    expect(isSessionEvidence({ ...evidence, version: 1, refusedWhenOut: false })).toBe(false);
   });
 });
