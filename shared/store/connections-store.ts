@@ -10,7 +10,7 @@ import type {
   TimelineRecord,
 } from "../domain/connection.ts";
 import type { Profile } from "../domain/profile.ts";
-import { isConditionFailure, newestFirst, transact, withoutKeys, writeBatch } from "./dynamo.ts";
+import { newestFirst, transact, unlessConditionFails, withoutKeys, writeBatch } from "./dynamo.ts";
 import { indexKeys, keys, timelinePrefix } from "./keys.ts";
 import { newProfileItems } from "./profiles-store.ts";
 import { tableDefinition } from "./table.ts";
@@ -138,24 +138,13 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
 
   /** False when the update's condition did not hold. */
   async function updateIfGuarded(update: UpdateCommandInput): Promise<boolean> {
-    try {
-      await db.send(new UpdateCommand(update));
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+    return (await unlessConditionFails(db.send(new UpdateCommand(update)))) !== undefined;
   }
 
   /** The record after the update, or undefined when the update's condition did not hold. */
   async function updateReturningRecord(update: ReturnType<typeof recordUpdate>): Promise<Connection | undefined> {
-    try {
-      const result = await db.send(new UpdateCommand({ ...update, ReturnValues: "ALL_NEW" }));
-      return result.Attributes ? withoutKeys<Connection>(result.Attributes) : undefined;
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+    const result = await unlessConditionFails(db.send(new UpdateCommand({ ...update, ReturnValues: "ALL_NEW" })));
+    return result?.Attributes ? withoutKeys<Connection>(result.Attributes) : undefined;
   }
 
   async function readGuard(org: string, profileId: string, domain: string): Promise<string | undefined> {

@@ -57,8 +57,18 @@ export function pauseAfterLostRace(attempt: number): Promise<void> {
 }
 
 /** A single write's condition did not hold: an expected outcome, which the caller maps. */
-export function isConditionFailure(error: unknown): boolean {
+function isConditionFailure(error: unknown): boolean {
   return error instanceof ConditionalCheckFailedException;
+}
+
+/** A guarded write's answer, or undefined when its condition did not hold. */
+export async function unlessConditionFails<T>(write: Promise<T>): Promise<T | undefined> {
+  try {
+    return await write;
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
 }
 
 const maxBatchAttempts = 8;

@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { HandoffCodeRecord, HandoffStore } from "../domain/handoff.ts";
-import { isConditionFailure } from "./dynamo.ts";
+import { unlessConditionFails } from "./dynamo.ts";
 import { keys } from "./keys.ts";
 import { tableDefinition } from "./table.ts";
 
@@ -18,22 +18,17 @@ export function dynamoHandoffStore(db: DynamoDBDocumentClient, tableName: string
     },
 
     async redeemCode(codeHash, connectionId, now) {
-      try {
-        const result = await db.send(new DeleteCommand({
-          TableName: tableName,
-          Key: keys.handoffCode(codeHash),
-          // Guard: only an unspent, unexpired code of this connection is deleted, and a delete
-          // returns the item only to the one caller whose delete removed it.
-          ConditionExpression: "attribute_exists(pk) AND connection_id = :connection AND code_expires_at > :now",
-          ExpressionAttributeValues: { ":connection": connectionId, ":now": now },
-          ReturnValues: "ALL_OLD",
-        }));
-        const item = result.Attributes as (HandoffCodeRecord & Record<string, unknown>) | undefined;
-        return item && { code_hash: item.code_hash, org: item.org, connection_id: item.connection_id, code_expires_at: item.code_expires_at };
-      } catch (error) {
-        if (isConditionFailure(error)) return undefined;
-        throw error;
-      }
+      const result = await unlessConditionFails(db.send(new DeleteCommand({
+        TableName: tableName,
+        Key: keys.handoffCode(codeHash),
+        // Guard: only an unspent, unexpired code of this connection is deleted, and a delete
+        // returns the item only to the one caller whose delete removed it.
+        ConditionExpression: "attribute_exists(pk) AND connection_id = :connection AND code_expires_at > :now",
+        ExpressionAttributeValues: { ":connection": connectionId, ":now": now },
+        ReturnValues: "ALL_OLD",
+      })));
+      const item = result?.Attributes as (HandoffCodeRecord & Record<string, unknown>) | undefined;
+      return item && { code_hash: item.code_hash, org: item.org, connection_id: item.connection_id, code_expires_at: item.code_expires_at };
     },
 
     async readSigningKey(name) {
@@ -42,18 +37,13 @@ export function dynamoHandoffStore(db: DynamoDBDocumentClient, tableName: string
     },
 
     async putSigningKeyIfAbsent(name, sealed) {
-      try {
-        await db.send(new PutCommand({
-          TableName: tableName,
-          Item: { ...keys.signingKey(name), entity: "signing_key", sealed_key: sealed, created_at: new Date().toISOString() },
-          // Guard: the first key stored stays; every token signed since depends on it.
-          ConditionExpression: "attribute_not_exists(pk)",
-        }));
-        return true;
-      } catch (error) {
-        if (isConditionFailure(error)) return false;
-        throw error;
-      }
+      const stored = await unlessConditionFails(db.send(new PutCommand({
+        TableName: tableName,
+        Item: { ...keys.signingKey(name), entity: "signing_key", sealed_key: sealed, created_at: new Date().toISOString() },
+        // Guard: the first key stored stays; every token signed since depends on it.
+        ConditionExpression: "attribute_not_exists(pk)",
+      })));
+      return stored !== undefined;
     },
   };
 }

@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, paginateQuery, UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from "@aws-sdk/lib-dynamodb";
 import type { Pool, PoolChanges, PooledBrowser, PoolStore, PoolUpdateOutcome } from "../domain/pool.ts";
-import { isConditionFailure, newestFirst, pauseAfterLostRace, transact, withoutKeys } from "./dynamo.ts";
+import { newestFirst, pauseAfterLostRace, transact, unlessConditionFails, withoutKeys } from "./dynamo.ts";
 import { indexKeys, keys } from "./keys.ts";
 import { tableDefinition } from "./table.ts";
 
@@ -51,12 +51,8 @@ export function dynamoPoolStore(db: DynamoDBDocumentClient, tableName: string): 
 
   /** Runs a conditional update: the updated item, or undefined when its condition did not hold. */
   async function updateIf(input: UpdateCommandInput): Promise<Record<string, unknown> | undefined> {
-    try {
-      return (await db.send(new UpdateCommand({ ...input, ReturnValues: "ALL_NEW" }))).Attributes ?? {};
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+    const result = await unlessConditionFails(db.send(new UpdateCommand({ ...input, ReturnValues: "ALL_NEW" })));
+    return result && (result.Attributes ?? {});
   }
 
   /** Changes a browser's record only while `change.condition` holds: the changed record, or undefined. */
@@ -84,20 +80,15 @@ export function dynamoPoolStore(db: DynamoDBDocumentClient, tableName: string): 
     sessionId: string,
     condition: { expression: string; names: Record<string, string>; values: Record<string, unknown> },
   ): Promise<PooledBrowser | undefined> {
-    try {
-      const result = await db.send(new DeleteCommand({
-        TableName: tableName,
-        Key: keys.poolBrowser(org, poolId, sessionId),
-        ConditionExpression: condition.expression,
-        ExpressionAttributeNames: condition.names,
-        ExpressionAttributeValues: condition.values,
-        ReturnValues: "ALL_OLD",
-      }));
-      return result.Attributes ? withoutKeys<PooledBrowser>(result.Attributes) : undefined;
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+    const result = await unlessConditionFails(db.send(new DeleteCommand({
+      TableName: tableName,
+      Key: keys.poolBrowser(org, poolId, sessionId),
+      ConditionExpression: condition.expression,
+      ExpressionAttributeNames: condition.names,
+      ExpressionAttributeValues: condition.values,
+      ReturnValues: "ALL_OLD",
+    })));
+    return result?.Attributes ? withoutKeys<PooledBrowser>(result.Attributes) : undefined;
   }
 
   return {

@@ -1,7 +1,7 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { Page } from "../domain/connection.ts";
 import type { Profile, ProfileRef, ProfileStore, RemoveOutcome, RenameOutcome } from "../domain/profile.ts";
-import { isConditionFailure, newestFirst, pauseAfterLostRace, transact, withoutKeys } from "./dynamo.ts";
+import { newestFirst, pauseAfterLostRace, transact, unlessConditionFails, withoutKeys } from "./dynamo.ts";
 import { indexKeys, keys } from "./keys.ts";
 import { tableDefinition } from "./table.ts";
 
@@ -143,22 +143,17 @@ export function dynamoProfileStore(db: DynamoDBDocumentClient, tableName: string
     },
 
     async setArchive(org, id, archive) {
-      try {
-        const result = await db.send(new UpdateCommand({
-          TableName: tableName,
-          Key: keys.profile(org, id),
-          UpdateExpression: "SET #archive = :archive, updated_at = :now",
-          // Guard: never resurrect a deleted profile as a partial item.
-          ConditionExpression: "attribute_exists(pk)",
-          ExpressionAttributeNames: { "#archive": "archive" },
-          ExpressionAttributeValues: { ":archive": archive, ":now": archive.saved_at },
-          ReturnValues: "ALL_NEW",
-        }));
-        return result.Attributes ? withoutKeys<Profile>(result.Attributes) : undefined;
-      } catch (error) {
-        if (isConditionFailure(error)) return undefined;
-        throw error;
-      }
+      const result = await unlessConditionFails(db.send(new UpdateCommand({
+        TableName: tableName,
+        Key: keys.profile(org, id),
+        UpdateExpression: "SET #archive = :archive, updated_at = :now",
+        // Guard: never resurrect a deleted profile as a partial item.
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeNames: { "#archive": "archive" },
+        ExpressionAttributeValues: { ":archive": archive, ":now": archive.saved_at },
+        ReturnValues: "ALL_NEW",
+      })));
+      return result?.Attributes ? withoutKeys<Profile>(result.Attributes) : undefined;
     },
   };
 }
