@@ -88,12 +88,8 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
       const jar = emptyJar();
       const history: string[] = [];
       // The search stops at the page whose form it found: the last one loaded.
-      const visited: Loaded[] = [];
-      const step = await findLoginPage(target, options, async (url) => {
-        const loaded = await load(jar, target, { url }, history);
-        visited.push(loaded);
-        return loaded;
-      });
+      let formPage: Loaded | undefined;
+      const step = await findLoginPage(target, options, async (url) => (formPage = await load(jar, target, { url }, history)));
       const state: FlowState = {
         version: 1,
         jar: serializeJar(jar),
@@ -102,7 +98,7 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
         history,
         chosenMfa: null,
         rejections: 0,
-        formMessages: siteMessages(visited.at(-1)!.model, []).map((message) => message.text),
+        formMessages: siteMessages(formPage!.model, []).map((message) => message.text),
         durableValues: {},
         requirements: [],
         ssoProvider: null,
