@@ -95,19 +95,37 @@ function ownerInName(prefix: string, name: string): ProcessIdentity | undefined 
 
 const exists = (path: string) => access(path).then(() => true, () => false);
 
+/** A live process (not a zombie) started with the profile in `dir`. */
+function runsOn(info: { args: string[]; state: string } | undefined, dir: string): boolean {
+  return info !== undefined && info.state !== "Z" && info.args.includes(profileFlag(dir));
+}
+
 /** True while `pid` is the browser started on `dir` (and not a zombie, nor a process that reused the pid). */
 async function isRunning(pid: number, dir: string): Promise<boolean> {
-  const info = await processInfo(pid);
-  return info !== undefined && info.state !== "Z" && info.args.includes(profileFlag(dir));
+  return runsOn(await processInfo(pid), dir);
 }
 
 /** Live processes started with the profile in `dir` (a browser whose pid was never written included). */
 async function processesUsing(dir: string): Promise<{ pid: number; group: number }[]> {
   const pids = (await readdir("/proc")).filter((entry) => /^\d+$/.test(entry)).map(Number);
   const found = await Promise.all(pids.map(async (pid) => ({ pid, info: await processInfo(pid) })));
-  return found.flatMap(({ pid, info }) =>
-    info && info.state !== "Z" && info.args.includes(profileFlag(dir)) ? [{ pid, group: info.group }] : [],
-  );
+  return found.flatMap(({ pid, info }) => (info && runsOn(info, dir) ? [{ pid, group: info.group }] : []));
+}
+
+/**
+ * Prepares `target` in a fresh directory whose name says this process owns it, then renames it into
+ * place: a crash mid-way leaves only that dot-named remnant, which its owner's death marks as one.
+ */
+async function prepareThenRename(target: string, prefix: string, prepare: (fresh: string, owner: ProcessIdentity) => Promise<void>): Promise<void> {
+  const owner = await thisProcess();
+  const fresh = await mkdtemp(join(dirname(target), ownedName(prefix, owner)));
+  try {
+    await prepare(fresh, owner);
+    await rename(fresh, target);
+  } catch (error) {
+    await rm(fresh, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 const unpackScript = join(import.meta.dirname, "unpack-chromium.ts");
@@ -142,17 +160,14 @@ async function unpackedChromium(root: string): Promise<string> {
  * child process whose TMPDIR is the fresh directory; this process's own TMPDIR stays as it is.
  */
 async function unpackInto(versionDir: string): Promise<void> {
-  const fresh = await mkdtemp(join(dirname(versionDir), ownedName("unpacking", await thisProcess())));
-  try {
+  await prepareThenRename(versionDir, "unpacking", async (fresh) => {
     const { stdout } = await promisify(execFile)(process.execPath, [unpackScript], { env: { ...process.env, TMPDIR: fresh } });
     if (stdout !== join(fresh, executableName)) throw new Error(`@sparticuz/chromium unpacked its binary to ${stdout}, not ${join(fresh, executableName)}`);
-    await rename(fresh, versionDir);
-  } catch (error) {
-    await rm(fresh, { recursive: true, force: true });
+  }).catch((error: unknown) => {
     // Another process renamed its complete unpack of the same version into place first.
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "ENOTEMPTY" && code !== "EEXIST") throw error;
-  }
+  });
 }
 
 /** Earlier versions and unpacks a crash cut short; another process's unpack in progress stays. */
@@ -180,17 +195,9 @@ async function launcherAlive(dir: string): Promise<boolean> {
  * which browser runs there, and treats it as a leftover once its launcher is gone.
  */
 async function claim(dir: string): Promise<void> {
-  const launcher = await thisProcess();
   await mkdir(dirname(dir), { recursive: true });
   // Until the rename, the directory's own name says whose it is.
-  const fresh = await mkdtemp(join(dirname(dir), ownedName("launching", launcher)));
-  try {
-    await writeFile(launcherFile(fresh), JSON.stringify(launcher));
-    await rename(fresh, dir);
-  } catch (error) {
-    await rm(fresh, { recursive: true, force: true });
-    throw error;
-  }
+  await prepareThenRename(dir, "launching", (fresh, launcher) => writeFile(launcherFile(fresh), JSON.stringify(launcher)));
 }
 
 /**
