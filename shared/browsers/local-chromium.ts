@@ -60,8 +60,12 @@ async function processInfo(pid: number): Promise<{ args: string[]; state: string
     // and the start time as the twenty-second.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return { args: cmdline.split("\0"), state: fields[0] ?? "", group: Number(fields[2]), startTime: Number(fields[19]) };
-  } catch {
-    return undefined;
+  } catch (error) {
+    // Only a process that is gone answers "gone": any other failure (out of file handles, say) is no
+    // reason to think a browser dead and remove the directory it still runs on.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ESRCH") return undefined;
+    throw error;
   }
 }
 
@@ -100,9 +104,25 @@ function runsOn(info: { args: string[]; state: string } | undefined, dir: string
   return info !== undefined && info.state !== "Z" && info.args.includes(profileFlag(dir));
 }
 
-/** True while `pid` is the browser started on `dir` (and not a zombie, nor a process that reused the pid). */
+/** What browser.json says of the browser launched in `dir`, once the launch has written it. */
+async function recordedBrowser(dir: string): Promise<{ pid: number; startTime?: number } | undefined> {
+  return readFile(join(dir, "browser.json"), "utf8").then(
+    (text) => JSON.parse(text) as { pid: number; startTime?: number },
+    () => undefined,
+  );
+}
+
+/**
+ * True while `pid` is the browser started on `dir` (and not a zombie, nor a process that reused the
+ * pid). Known by its start time where the launch recorded one, which a process cannot change, rather
+ * than by a command line that a browser may rewrite as it runs.
+ */
 async function isRunning(pid: number, dir: string): Promise<boolean> {
-  return runsOn(await processInfo(pid), dir);
+  const [info, recorded] = await Promise.all([processInfo(pid), recordedBrowser(dir)]);
+  if (recorded?.pid === pid && recorded.startTime !== undefined) {
+    return info !== undefined && info.state !== "Z" && info.startTime === recorded.startTime;
+  }
+  return runsOn(info, dir);
 }
 
 /** Live processes started with the profile in `dir` (a browser whose pid was never written included). */
@@ -216,7 +236,11 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
         // Already gone between the check and the kill.
       }
       const deadline = Date.now() + exitTimeoutMs;
-      while ((await isRunning(pid, dir)) && Date.now() < deadline) await sleep(10);
+      while (await isRunning(pid, dir)) {
+        // The directory stays, so that a later pass finds the browser again and ends it then.
+        if (Date.now() > deadline) throw new Error(`Chromium ${pid} did not exit within ${exitTimeoutMs} ms of SIGKILL`);
+        await sleep(10);
+      }
     }
     await rm(dir, { recursive: true, force: true });
   }
@@ -252,8 +276,8 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
     await rm(dir, { recursive: true, force: true });
   }
 
-  /** Starts the browser in a claimed `dir` and answers its pid once it runs. */
-  async function start(dir: string, spec: LaunchSpec, executable: string): Promise<number> {
+  /** Starts the browser in a claimed `dir` and answers its pid and start time once it runs. */
+  async function start(dir: string, spec: LaunchSpec, executable: string): Promise<ProcessIdentity> {
     await mkdir(profileDir(dir));
     // stderr goes to a file rather than a pipe: the browser outlives a restart of this process.
     const logFile = await open(join(dir, "browser.log"), "a");
@@ -267,7 +291,10 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
         child.once("error", failed);
       });
       child.unref();
-      return pid;
+      // Read at once: the process cannot exit unreaped, so the pid is still the browser's.
+      const info = await processInfo(pid);
+      if (!info) throw new Error("Chromium exited as it started");
+      return { pid, startTime: info.startTime };
     } finally {
       await logFile.close();
     }
@@ -275,13 +302,13 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
 
   async function launchIn(dir: string, spec: LaunchSpec, executable: string): Promise<LaunchedBrowser> {
     await claim(dir);
-    const pid = await start(dir, spec, executable).catch(async (error: unknown) => {
-      await rm(dir, { recursive: true, force: true });
+    const { pid, startTime } = await start(dir, spec, executable).catch(async (error: unknown) => {
+      await endLeftover(dir);
       throw error;
     });
     const ref = toRef(pid, dir);
     try {
-      await writeFile(join(dir, "browser.json"), JSON.stringify({ pid, session_id: spec.sessionId }));
+      await writeFile(join(dir, "browser.json"), JSON.stringify({ pid, startTime, session_id: spec.sessionId }));
       return { ref, cdpWsUrl: await devToolsUrl(pid, dir), headless: true };
     } catch (error) {
       await destroy(ref);
@@ -314,9 +341,7 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
               if (!(await isAlive(claimer))) await rm(dir, { recursive: true, force: true });
               return undefined;
             }
-            const recorded = await readFile(join(dir, "browser.json"), "utf8")
-              .then((text) => JSON.parse(text) as { pid: number })
-              .catch(() => undefined);
+            const recorded = await recordedBrowser(dir);
             if (recorded) {
               if (await isRunning(recorded.pid, dir)) return toRef(recorded.pid, dir);
             } else if (await launcherAlive(dir)) {
