@@ -1,6 +1,7 @@
 import { build, type BuildOptions } from "esbuild";
-import { readFile } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { cp, readFile } from "node:fs/promises";
+import { findPackageJSON } from "node:module";
+import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
@@ -29,8 +30,16 @@ export const lambdaBundle = {
 /** Left to the runtime when `bundleAwsSdk` is false. */
 export const awsSdkModules = ["@aws-sdk/*"] as const;
 
+/**
+ * Left out of the bundle of a function that runs the login browser and shipped beside it, as
+ * installed, in its own node_modules: `@sparticuz/chromium` unpacks the Chromium kept in its
+ * package's `bin/` directory, which it finds next to its own code, and playwright-core finds its
+ * files from its own directory (`__dirname`), which a bundled ESM file has neither of.
+ */
+export const browserPackages = ["@sparticuz/chromium", "playwright-core"] as const;
+
 /** The esbuild options that `NodejsFunction` derives from `lambdaBundle`, for building outside CDK. */
-export function esbuildOptions(bundleAwsSdk: boolean = lambdaBundle.bundleAwsSdk): BuildOptions {
+export function esbuildOptions(bundleAwsSdk: boolean = lambdaBundle.bundleAwsSdk, runsBrowser = false): BuildOptions {
   return {
     bundle: true,
     platform: "node",
@@ -41,7 +50,7 @@ export function esbuildOptions(bundleAwsSdk: boolean = lambdaBundle.bundleAwsSdk
     sourcesContent: lambdaBundle.sourcesContent,
     mainFields: [...lambdaBundle.mainFields],
     banner: { js: lambdaBundle.banner },
-    external: bundleAwsSdk ? [] : [...awsSdkModules],
+    external: [...(bundleAwsSdk ? [] : awsSdkModules), ...(runsBrowser ? browserPackages : [])],
   };
 }
 
@@ -65,4 +74,43 @@ export async function bundleThreadWorkers(bundle: string): Promise<string[]> {
     ),
   );
   return named.map(threadWorkerFile);
+}
+
+/**
+ * Copies `packages` as installed in this repository, with every package they depend on, into
+ * `outputDir` at the same paths under node_modules, so that a bundle there resolves the very
+ * versions the tests ran against (and synth stays offline: no install). Returns the copied directories.
+ */
+export async function shipPackages(outputDir: string, packages: readonly string[]): Promise<string[]> {
+  const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+  const shipped = new Set<string>();
+  const pending = packages.map((name) => ({ name, from: join(repoRoot, "package.json"), optional: false }));
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const manifest = installedManifest(next.name, next.from);
+    if (!manifest) {
+      // An optional dependency npm did not install here (another platform's) is not needed here either.
+      if (next.optional) continue;
+      throw new Error(`${next.name}, needed by ${relative(repoRoot, next.from)}, is not installed`);
+    }
+    if (shipped.has(manifest)) continue;
+    shipped.add(manifest);
+    const { dependencies = {}, optionalDependencies = {} } = JSON.parse(await readFile(manifest, "utf8")) as Record<string, Record<string, string> | undefined>;
+    for (const name of Object.keys(dependencies)) pending.push({ name, from: manifest, optional: name in optionalDependencies });
+    for (const name of Object.keys(optionalDependencies)) pending.push({ name, from: manifest, optional: true });
+  }
+  const dirs = [...shipped].map((manifest) => relative(repoRoot, dirname(manifest)));
+  const outside = dirs.filter((dir) => dir.startsWith("..") || isAbsolute(dir));
+  if (outside.length > 0) throw new Error(`packages installed outside the repository cannot be shipped: ${outside.join(", ")}`);
+  await Promise.all(dirs.map((dir) => cp(join(repoRoot, dir), join(outputDir, dir), { recursive: true, dereference: true })));
+  return dirs;
+}
+
+/** The package.json of `name` as Node resolves it from the module `from`; undefined when it is not installed. */
+function installedManifest(name: string, from: string): string | undefined {
+  try {
+    return findPackageJSON(name, from);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND") return undefined;
+    throw error;
+  }
 }

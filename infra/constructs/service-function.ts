@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from "aws-cdk-lib";
+import { Duration, RemovalPolicy, Size, Validations } from "aws-cdk-lib";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import type { IKey } from "aws-cdk-lib/aws-kms";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
@@ -10,32 +10,64 @@ import { Construct } from "constructs";
 import { fileURLToPath } from "node:url";
 import type { Config } from "#shared/config.ts";
 import type { Grant } from "#shared/routes.ts";
-import { awsSdkModules, lambdaBundle } from "./bundling.ts";
+import { awsSdkModules, browserPackages, lambdaBundle } from "./bundling.ts";
 import { acknowledgeWildcard } from "./nag.ts";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 /** Builds the thread workers a function's bundle starts next to its index.mjs. */
 const threadWorkerScript = fileURLToPath(new URL("./bundle-thread-workers.ts", import.meta.url));
+/** Copies the packages a browser function's bundle leaves out into its asset. */
+const shipPackagesScript = fileURLToPath(new URL("./ship-packages.ts", import.meta.url));
 const shellQuoted = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
+// With the Node that runs the synth, which runs TypeScript.
+const nodeCommand = (...args: string[]) => [process.execPath, ...args].map(shellQuoted).join(" ");
 
-const bundling: BundlingOptions = {
-  format: { esm: OutputFormat.ESM }[lambdaBundle.format],
-  target: lambdaBundle.target,
-  minify: lambdaBundle.minify,
-  sourceMap: lambdaBundle.sourcemap,
-  sourcesContent: lambdaBundle.sourcesContent,
-  mainFields: [...lambdaBundle.mainFields],
-  banner: lambdaBundle.banner,
-  bundleAwsSDK: lambdaBundle.bundleAwsSdk,
-  externalModules: lambdaBundle.bundleAwsSdk ? [] : [...awsSdkModules],
-  // The locally installed esbuild: synth stays offline and needs no Docker.
-  forceDockerBundling: false,
-  commandHooks: {
-    beforeBundling: () => [],
-    beforeInstall: () => [],
-    // With the Node that runs the synth, which runs TypeScript.
-    afterBundling: (_inputDir, outputDir) => [[process.execPath, threadWorkerScript, `${outputDir}/index.mjs`].map(shellQuoted).join(" ")],
-  },
+/** `shipped`: the packages the bundle leaves out and the asset carries, as installed, in its own node_modules. */
+function bundlingShipping(shipped: readonly string[]): BundlingOptions {
+  return {
+    format: { esm: OutputFormat.ESM }[lambdaBundle.format],
+    target: lambdaBundle.target,
+    minify: lambdaBundle.minify,
+    sourceMap: lambdaBundle.sourcemap,
+    sourcesContent: lambdaBundle.sourcesContent,
+    mainFields: [...lambdaBundle.mainFields],
+    banner: lambdaBundle.banner,
+    bundleAwsSDK: lambdaBundle.bundleAwsSdk,
+    externalModules: [...(lambdaBundle.bundleAwsSdk ? [] : awsSdkModules), ...shipped],
+    // The locally installed esbuild: synth stays offline and needs no Docker.
+    forceDockerBundling: false,
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (_inputDir, outputDir) => [
+        nodeCommand(threadWorkerScript, `${outputDir}/index.mjs`),
+        ...(shipped.length > 0 ? [nodeCommand(shipPackagesScript, outputDir, ...shipped)] : []),
+      ],
+    },
+  };
+}
+
+/**
+ * What Chromium needs beside Node in a function that runs the login browser. `@sparticuz/chromium`'s
+ * package holds an x86_64 Chromium only. Lambda gives CPU in proportion to memory (one full vCPU at
+ * 1769 MB): 2048 MB holds Chromium with a script-heavy page next to Node and gives it a little over
+ * one vCPU to lay out and run the page's script with, where the other functions' 1024 MB would give
+ * it about half of one. /tmp holds the unpacked Chromium (kept across warm invocations), each flow's
+ * profile directory and a recorded session's trace: twice Lambda's default 512 MB gives them room at
+ * a negligible price (docs/login-engines.md).
+ */
+const browserRuntime = {
+  architecture: Architecture.X86_64,
+  memorySize: 2048,
+  ephemeralStorageSize: Size.mebibytes(1024),
+  bundling: bundlingShipping(browserPackages),
+};
+
+const serviceRuntime = {
+  architecture: Architecture.ARM_64,
+  memorySize: 1024,
+  ephemeralStorageSize: undefined,
+  bundling: bundlingShipping([]),
 };
 
 /** What a function's grants refer to, and the configuration every function runs with. */
@@ -58,6 +90,8 @@ export interface ServiceFunctionProps {
   grants: readonly Grant[];
   resources: FunctionResources;
   timeout?: Duration;
+  /** The function runs the login browser (see `browserRuntime`). */
+  runsBrowser?: boolean;
 }
 
 /**
@@ -75,20 +109,22 @@ export class ServiceFunction extends Construct {
     const logGroup = new LogGroup(this, "Logs", { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
     logGroup.grantWrite(this.role);
 
+    const runtime = props.runsBrowser ? browserRuntime : serviceRuntime;
     this.function = new NodejsFunction(this, "Function", {
       entry: `${repoRoot}${props.handler}`,
       handler: "handler",
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
-      architecture: Architecture.ARM_64,
-      memorySize: 1024,
+      architecture: runtime.architecture,
+      memorySize: runtime.memorySize,
+      ephemeralStorageSize: runtime.ephemeralStorageSize,
       timeout: props.timeout ?? Duration.seconds(29),
       role: this.role,
       logGroup,
       environment: { ...props.resources.environment, NODE_OPTIONS: "--enable-source-maps" },
       projectRoot: repoRoot,
       depsLockFilePath: `${repoRoot}package-lock.json`,
-      bundling,
+      bundling: runtime.bundling,
     });
     for (const grant of props.grants) this.grant(grant, props.resources);
 

@@ -2,7 +2,7 @@ import { ArnFormat, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
-import { definitionText, workflowTasks, type WorkflowTaskState } from "#shared/workflow/definition.ts";
+import { definitionText, workflowTasks, type WorkflowTask, type WorkflowTaskState } from "#shared/workflow/definition.ts";
 import { acknowledgeWildcard } from "./nag.ts";
 import { ServiceFunction, type FunctionResources } from "./service-function.ts";
 
@@ -32,13 +32,14 @@ export class ConnectionWorkflow extends Construct {
     const taskStates = Object.keys(workflowTasks) as WorkflowTaskState[];
     this.tasks = Object.fromEntries(
       taskStates.map((state) => {
-        const task = workflowTasks[state];
+        const task: WorkflowTask = workflowTasks[state];
         const fn = new ServiceFunction(this, task.functionName, {
           handler: task.handler,
           description: `${state} task: ${task.handler}`,
           grants: task.grants,
           resources: props.resources,
-          timeout: Duration.minutes(1),
+          timeout: Duration.seconds(task.timeoutSeconds ?? 60),
+          runsBrowser: task.runsBrowser,
         });
         return [state, fn];
       }),

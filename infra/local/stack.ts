@@ -2,8 +2,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server } from "node:http";
-import { localChromium } from "#shared/browsers/local-chromium.ts";
+import { localChromium, unpackedChromium } from "#shared/browsers/local-chromium.ts";
 import { provideLocalBrowsers } from "#shared/composition/browsers.ts";
+import { provideLocalLoginChromium } from "#shared/composition/login-engine.ts";
 import { loadConfig } from "#shared/config.ts";
 import { generateApiKey } from "#shared/domain/api-keys.ts";
 import { services } from "#shared/services.ts";
@@ -98,6 +99,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     provideLocalBrowsers((config) =>
       localChromium({ root: config.BROWSER_DATA_DIR ?? browserDir, unpackDir: chromiumDir, executable: config.BROWSER_EXECUTABLE }),
     );
+    let loginChromium: Promise<string> | undefined;
+    provideLocalLoginChromium(() => (loginChromium ??= config.BROWSER_EXECUTABLE ? Promise.resolve(config.BROWSER_EXECUTABLE) : unpackedChromium(chromiumDir)));
     const apiKey = options.apiKey ?? persistentApiKey(options.dataDir);
     await services().apiKeys.register(localOrg, apiKey);
     const gateway = await startGateway({ port: options.port });

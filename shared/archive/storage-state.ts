@@ -13,9 +13,25 @@ const cookieSchema = z.looseObject({
   sameSite: z.enum(["Strict", "Lax", "None"]),
 });
 
+const nameValueSchema = z.looseObject({ name: z.string(), value: z.string() });
+
+/** One database as Playwright's `storageState({ indexedDB: true })` writes it; records keep Playwright's own encoding. */
+const indexedDbSchema = z.looseObject({
+  name: z.string(),
+  version: z.number(),
+  stores: z.array(z.looseObject({ name: z.string(), records: z.array(z.looseObject({})) })),
+});
+
 const originSchema = z.looseObject({
   origin: z.string(),
-  localStorage: z.array(z.looseObject({ name: z.string(), value: z.string() })),
+  localStorage: z.array(nameValueSchema),
+  /** Playwright's IndexedDB snapshot; a context made with this state gets the databases back. */
+  indexedDB: z.optional(z.array(indexedDbSchema)),
+  /**
+   * Ours, not Playwright's: the origin's sessionStorage, which no storageState carries and which
+   * single-page apps (MSAL, for one) keep their login in. Restored by an init script per origin.
+   */
+  sessionStorage: z.optional(z.array(nameValueSchema)),
 });
 
 /** Playwright's storageState; unknown keys pass through so newer Playwright fields survive a round trip. */

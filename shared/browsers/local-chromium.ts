@@ -165,7 +165,7 @@ async function chromiumPackageVersion(): Promise<string> {
  * renamed to the version's name only once complete: a crash mid-way leaves no half binary under
  * that name, and an upgrade unpacks anew.
  */
-async function unpackedChromium(root: string): Promise<string> {
+export async function unpackedChromium(root: string): Promise<string> {
   await mkdir(root, { recursive: true, mode: 0o700 });
   // mkdir leaves the mode of a directory that already exists as it was.
   await chmod(root, 0o700);

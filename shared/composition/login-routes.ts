@@ -9,7 +9,7 @@ import { connectionStore } from "./table.ts";
 import { workflowEngine } from "./workflow-engine.ts";
 
 /**
- * The login engine, loaded by the route's first probe: a login on a connection without a working
+ * The HTTP login engine, loaded by the route's first probe: a login on a connection without a working
  * session (every first login) never probes, and would otherwise build the engine's HTML parser,
  * cookie jar and public-suffix list at each cold start. Bundled, the engine stays in the one file,
  * its modules evaluated only when this import first runs.
@@ -17,8 +17,8 @@ import { workflowEngine } from "./workflow-engine.ts";
 function probeOnFirstUse(config: Config): Pick<LoginEngine, "probe"> {
   return {
     async probe(...args) {
-      const { loginEngine } = await import("./login-engine.ts");
-      return loginEngine(config).probe(...args);
+      const { httpLoginEngine } = await import("./http-login-engine.ts");
+      return httpLoginEngine(config).probe(...args);
     },
   };
 }

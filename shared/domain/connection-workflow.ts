@@ -55,7 +55,7 @@ export interface ContinuationDeps {
 }
 
 export interface ReauthDeps extends LoginOutcomeDeps {
-  engine: Pick<LoginEngine, "start" | "submit">;
+  engine: Pick<LoginEngine, "start" | "submit" | "release">;
   timing: WorkflowTiming;
 }
 
@@ -159,25 +159,30 @@ export function reauthCore(deps: ReauthDeps) {
     const answers = { values: credential.values, totpCode: totpSecret ? () => totpCode(totpSecret) : null };
     const target = loginTarget(connection);
     let outcome = await deps.engine.start(target);
-    for (let step = 0; outcome.kind === "input" && step < maxReauthSteps; step++) {
-      const asked = secretsAsked(outcome.prompt);
-      if (asked.some((secret) => sent.secrets.has(secret))) {
-        const siteSays = outcome.websiteError ? `: ${outcome.websiteError}` : "";
-        return { kind: "rejected", credentialId: credential.id, message: `the site did not accept the stored credential${siteSays}`, websiteError: outcome.websiteError };
+    try {
+      for (let step = 0; outcome.kind === "input" && step < maxReauthSteps; step++) {
+        const asked = secretsAsked(outcome.prompt);
+        if (asked.some((secret) => sent.secrets.has(secret))) {
+          const siteSays = outcome.websiteError ? `: ${outcome.websiteError}` : "";
+          return { kind: "rejected", credentialId: credential.id, message: `the site did not accept the stored credential${siteSays}`, websiteError: outcome.websiteError };
+        }
+        const answer = answerPrompt(outcome.prompt, answers);
+        if ("blocked" in answer) return { kind: "blocked", reason: answer.blocked };
+        for (const secret of asked) sent.secrets.add(secret);
+        outcome = await deps.engine.submit(target, outcome.state, answer.submission);
       }
-      const answer = answerPrompt(outcome.prompt, answers);
-      if ("blocked" in answer) return { kind: "blocked", reason: answer.blocked };
-      for (const secret of asked) sent.secrets.add(secret);
-      outcome = await deps.engine.submit(target, outcome.state, answer.submission);
+      if (outcome.kind === "failure" && outcome.errorCode === "credentials_invalid") {
+        return { kind: "rejected", credentialId: credential.id, message: outcome.message, websiteError: null };
+      }
+      if (outcome.kind === "failure" && outcome.errorCode === "rate_limited") {
+        return { kind: "limited", credentialId: credential.id, message: outcome.message, retryAfterSeconds: outcome.retryAfterSeconds ?? null };
+      }
+      if (outcome.kind !== "input") return outcome;
+      return { kind: "failure", errorCode: "unsupported_auth_method", message: `the login did not finish within ${maxReauthSteps} steps` };
+    } finally {
+      // Stopped at a step (refused, needs a human, too many steps): a browser may still hold its page.
+      if (outcome.kind === "input") await deps.engine.release(outcome.state);
     }
-    if (outcome.kind === "failure" && outcome.errorCode === "credentials_invalid") {
-      return { kind: "rejected", credentialId: credential.id, message: outcome.message, websiteError: null };
-    }
-    if (outcome.kind === "failure" && outcome.errorCode === "rate_limited") {
-      return { kind: "limited", credentialId: credential.id, message: outcome.message, retryAfterSeconds: outcome.retryAfterSeconds ?? null };
-    }
-    if (outcome.kind !== "input") return outcome;
-    return { kind: "failure", errorCode: "unsupported_auth_method", message: `the login did not finish within ${maxReauthSteps} steps` };
   }
 
   return {

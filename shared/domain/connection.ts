@@ -1,5 +1,6 @@
 import { newId } from "../ids.ts";
 import type { SessionEvidenceBasis } from "../login/session-evidence.ts";
+import type { LoginEngineKind } from "../login/types.ts";
 import { NotFoundError } from "./errors.ts";
 import type { Profile } from "./profile.ts";
 import type { RejectedCredential } from "./reauth-safety.ts";
@@ -84,6 +85,8 @@ export interface FlowInternals {
   flow_submission?: string | null;
   /** What the last successful login needed, so re-auth knows whether a credential can replay it. */
   login_requirements?: string[] | null;
+  /** The engine the last successful login ran in; its health checks and re-auths use the same one. */
+  login_engine?: LoginEngineKind | null;
   /** What the last successful login learnt a signed-in page shows, sealed (domain/session-evidence.ts). */
   session_evidence_sealed?: string | null;
   /** Set while re-auth is stopped because the site rejected the stored credential or kept limiting it (reauth-safety.ts). */
@@ -158,7 +161,8 @@ export function timelineRecord(
 }
 
 /** What a flow keeps while it runs; dropped when it ends, so no session or typed value outlives it. */
-export const flowSecretsCleared = { flow_engine_state: null, flow_submission: null, flow_task_token: null } as const;
+/** What a running flow holds (sealed values, its wait, its live browser), let go of when it begins and ends. */
+export const flowSecretsCleared = { flow_engine_state: null, flow_submission: null, flow_task_token: null, browser_session_id: null } as const;
 
 export async function existingConnection(store: Pick<ConnectionStore, "get">, org: string, id: string): Promise<Connection> {
   const connection = await store.get(org, id);

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { log } from "../log.ts";
 import { canReauthReason, reauthPossible } from "../login/auto-answer.ts";
 import { submissionProblem } from "../login/submission.ts";
-import type { FlowPrompt, LoginEngine, LoginTarget, StepOutcome, Submission } from "../login/types.ts";
+import type { EngineState, FlowPrompt, LoginEngine, LoginTarget, StepOutcome, Submission } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
 import type { FlowExecutionInput } from "../workflow/definition.ts";
 import {
@@ -24,6 +25,8 @@ import { scaledMs, startFirstExecution, type WorkflowEngine, type WorkflowTiming
 /** How long a flow may wait for input, and live in all (api.md, Flow rules); scaled locally. */
 export const inputTimeoutSeconds = 10 * 60;
 export const flowTimeoutSeconds = 20 * 60;
+/** A browser flow's one invocation holds its browser throughout, and a Lambda runs 15 minutes at most. */
+export const browserFlowTimeoutSeconds = 14 * 60;
 
 /** The credential operations a login needs (shared/domain/credentials.ts). */
 export interface LoginCredentials {
@@ -52,7 +55,7 @@ export interface LoginOutcomeDeps extends FlowEndDeps {
 }
 
 export function loginTarget(connection: Connection): LoginTarget {
-  return { domain: connection.domain, loginUrl: connection.login_url, allowedDomains: connection.allowed_domains };
+  return { domain: connection.domain, loginUrl: connection.login_url, allowedDomains: connection.allowed_domains, engine: connection.login_engine ?? null };
 }
 
 function sealContext(connection: Connection, flowId: string, purpose: "engine_state" | "submission") {
@@ -189,6 +192,7 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
           post_login_url: outcome.postLoginUrl,
           ...evidence,
           login_requirements: outcome.requirements,
+          login_engine: outcome.engine,
           can_reauth: reauthPossible(reason),
           can_reauth_reason: reason,
           reauth_rejected_credential: null,
@@ -244,6 +248,8 @@ export function loginRouteCore(deps: LoginRouteDeps) {
   /** A login on a connection whose saved session still works needs no flow. */
   async function sessionStillWorks(connection: Connection): Promise<boolean> {
     if (connection.status !== "AUTHENTICATED" || !connection.post_login_url || connection.flow_status === "IN_PROGRESS") return false;
+    // The route runs no browser, and only one can tell whether a browser login's session still works.
+    if (connection.login_engine === "browser") return false;
     const session = await deps.sessions.load(connection.org, connection.profile_id);
     if (!session) return false;
     const probe = await deps.engine.probe(loginTarget(connection), session, connection.post_login_url, await openEvidence(deps.secrets, connection));
@@ -344,9 +350,11 @@ function meaningfulSubmission(submission: Submission): Submission {
 }
 
 export interface LoginStepDeps extends LoginOutcomeDeps {
-  engine: Pick<LoginEngine, "start" | "submit">;
+  engine: Pick<LoginEngine, "start" | "submit" | "release">;
   secrets: SecretBox;
   timing: Pick<WorkflowTiming, "timeScale">;
+  /** How often a step holding a live browser reads the record for the next submission. */
+  submissionPollMs?: number;
 }
 
 export type LoginStepOutput = FlowExecutionInput & ({ next: "await_input"; input_timeout_seconds: number } | { next: "end" });
@@ -366,11 +374,12 @@ export function loginStepCore(deps: LoginStepDeps) {
     return JSON.parse(await deps.secrets.open(sealed, sealContext(connection, flowId, purpose))) as T;
   }
 
-  async function runStep(connection: Connection, flowId: string): Promise<StepOutcome | "no_submission"> {
+  /** `heldState`: the state of the step this invocation holds, which the record has sealed too. */
+  async function runStep(connection: Connection, flowId: string, heldState?: EngineState): Promise<StepOutcome | "no_submission"> {
     try {
       if (!connection.flow_engine_state) return await deps.engine.start(loginTarget(connection));
       if (!connection.flow_submission) return "no_submission";
-      const state = await open<Record<string, unknown>>(connection, flowId, "engine_state", connection.flow_engine_state);
+      const state = heldState ?? (await open<EngineState>(connection, flowId, "engine_state", connection.flow_engine_state));
       const submission = await open<Submission>(connection, flowId, "submission", connection.flow_submission);
       return await deps.engine.submit(loginTarget(connection), state, submission);
     } catch (error) {
@@ -390,32 +399,62 @@ export function loginStepCore(deps: LoginStepDeps) {
         await outcomes.expire(connection, input.flow_id);
         return ended;
       }
-      const outcome = await runStep(connection, input.flow_id);
+      let outcome = await runStep(connection, input.flow_id);
       if (outcome === "no_submission") {
         return { ...input, next: "await_input", input_timeout_seconds: timeoutSeconds(Date.parse(connection.flow_expires_at ?? "") - now.getTime()) };
       }
-      if (outcome.kind === "success") {
-        await outcomes.succeed(connection, { flowId: input.flow_id }, outcome);
-        return ended;
+      let current = connection;
+      for (;;) {
+        if (outcome.kind === "success") {
+          await outcomes.succeed(current, { flowId: input.flow_id }, outcome);
+          return ended;
+        }
+        if (outcome.kind === "failure") {
+          await outcomes.fail(current, { flowId: input.flow_id }, { status: "FAILED", code: outcome.errorCode, message: outcome.message });
+          return ended;
+        }
+        const live = outcome.browserSessionId;
+        const flowDeadline = live ? Math.min(deadline, Date.parse(current.flow_started_at ?? now.toISOString()) + scaledMs(browserFlowTimeoutSeconds, deps.timing)) : deadline;
+        const expiresAt = Math.min(clock().getTime() + scaledMs(inputTimeoutSeconds, deps.timing), flowDeadline);
+        const waiting = await deps.connections.guardedUpdate(current.org, current.id, { flowId: input.flow_id }, {
+          ...promptFields(outcome.prompt),
+          flow_step: "AWAITING_INPUT",
+          website_error: outcome.websiteError,
+          flow_expires_at: new Date(expiresAt).toISOString(),
+          flow_engine_state: await deps.secrets.seal(JSON.stringify(outcome.state), sealContext(current, input.flow_id, "engine_state")),
+          flow_submission: null,
+          flow_task_token: null,
+          browser_session_id: live ?? null,
+        });
+        if (!waiting) {
+          await deps.engine.release(outcome.state);
+          return ended;
+        }
+        if (!live) return { ...input, next: "await_input", input_timeout_seconds: timeoutSeconds(expiresAt - clock().getTime()) };
+        // The browser holds the page, which no other invocation can reach: this one waits for the answer.
+        const answered = await nextSubmission(input, expiresAt);
+        if (answered === "ended" || answered === "expired") {
+          await deps.engine.release(outcome.state);
+          if (answered === "expired") await outcomes.expire(waiting, input.flow_id);
+          return ended;
+        }
+        current = answered;
+        outcome = await runStep(current, input.flow_id, outcome.state);
+        if (outcome === "no_submission") throw new Error("a submission read from the record went missing");
       }
-      if (outcome.kind === "failure") {
-        await outcomes.fail(connection, { flowId: input.flow_id }, { status: "FAILED", code: outcome.errorCode, message: outcome.message });
-        return ended;
-      }
-      const expiresAt = Math.min(clock().getTime() + scaledMs(inputTimeoutSeconds, deps.timing), deadline);
-      const waiting = await deps.connections.guardedUpdate(connection.org, connection.id, { flowId: input.flow_id }, {
-        ...promptFields(outcome.prompt),
-        flow_step: "AWAITING_INPUT",
-        website_error: outcome.websiteError,
-        flow_expires_at: new Date(expiresAt).toISOString(),
-        flow_engine_state: await deps.secrets.seal(JSON.stringify(outcome.state), sealContext(connection, input.flow_id, "engine_state")),
-        flow_submission: null,
-        flow_task_token: null,
-      });
-      if (!waiting) return ended;
-      return { ...input, next: "await_input", input_timeout_seconds: timeoutSeconds(expiresAt - clock().getTime()) };
     },
   };
+
+  /** Polls the record until a submission comes, the flow ends elsewhere (deleted, canceled), or it expires. */
+  async function nextSubmission(input: FlowExecutionInput, expiresAt: number): Promise<Connection | "ended" | "expired"> {
+    for (;;) {
+      const connection = await currentFlow(deps.connections, input);
+      if (!connection) return "ended";
+      if (connection.flow_step === "SUBMITTING" && connection.flow_submission) return connection;
+      if (clock().getTime() >= expiresAt) return "expired";
+      await sleep(deps.submissionPollMs ?? 100);
+    }
+  }
 }
 
 /** A login flow's AwaitInput task state: registers the token submit answers, or answers it when input already came. */

@@ -49,20 +49,27 @@ interface Loaded {
   model: PageModel;
 }
 
-const maxRejections = 3;
+export const maxRejections = 3;
 const maxAutomaticHops = 5;
 const navigatesByItself = /http-equiv\s*=\s*["']?refresh|\.submit\(\s*\)/i;
 const passwordInput = /type\s*=\s*["']?password/i;
 const botWallWords = /just a moment|attention required|access denied|unusual traffic|automated (queries|requests|access)|are you a robot|request blocked/i;
 
-class FlowFailure extends Error {
+export class FlowFailure extends Error {
   readonly errorCode: FlowErrorCode;
   readonly retryAfterSeconds: number | null;
+  browserMayHelp = false;
   constructor(errorCode: FlowErrorCode, message: string, retryAfterSeconds: number | null = null) {
     super(message);
     this.errorCode = errorCode;
     this.retryAfterSeconds = retryAfterSeconds;
   }
+}
+
+/** A failure where a browser, which runs the page's script, may still find or finish the login. */
+function browserMayHelp(failure: FlowFailure): FlowFailure {
+  failure.browserMayHelp = true;
+  return failure;
 }
 
 export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
@@ -207,11 +214,14 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     return judgeWithEvidence(evidence, () => model ?? parsePage(page.body, page.url));
   }
 
-  return { start, submit, probe };
+  // Nothing outlives a step: the whole flow is in the state.
+  async function release(): Promise<void> {}
+
+  return { start, submit, probe, release };
 }
 
 /** Why the page is what a visitor without a session gets (401/403, a login page, a password form), or null. */
-function refusalOf(page: Page, model: PageModel | null, requestedUrl: string): string | null {
+export function refusalOf(page: Pick<Page, "status" | "url" | "body">, model: PageModel | null, requestedUrl: string): string | null {
   if (page.status === 401 || page.status === 403) return `the site answered HTTP ${page.status}`;
   if (page.url !== new URL(requestedUrl).href && isLoginUrl(page.url)) return `redirected to the login page ${new URL(page.url).pathname}`;
   // Most signed-in pages show no password input: no parse for them.
@@ -239,7 +249,7 @@ async function findLoginPage(target: LoginTarget, policy: ScopePolicy, load: (ur
     if (step) return step;
   }
   const scripted = entry.model.forms.length === 0 && /<script\b/i.test(entry.page.body) ? " (the page may build its form with script, which this HTTP engine does not run)" : "";
-  throw new FlowFailure("login_form_not_found", `no login form at ${pathOf(entry.page.url)} (HTTP ${entry.page.status}) nor behind a sign-in link on it${scripted}`);
+  throw browserMayHelp(new FlowFailure("login_form_not_found", `no login form at ${pathOf(entry.page.url)} (HTTP ${entry.page.status}) nor behind a sign-in link on it${scripted}`));
 }
 
 /** https first; plain http too for an IP literal or localhost, where local test sites run. */
@@ -296,20 +306,21 @@ async function afterSubmit(
   if (siteError && isLoginUrl(page.url)) throw new FlowFailure("credentials_invalid", `the site stopped the login: ${siteError}`);
   const learnt = await learn();
   const session = jarToStorageState(jar, model.localStorage.length > 0 ? [{ origin: new URL(page.url).origin, localStorage: model.localStorage }] : []);
-  if (session.cookies.length === 0) throw new FlowFailure("internal_error", "the site showed no login step but set no cookie, so there is no session to keep");
+  if (session.cookies.length === 0) throw browserMayHelp(new FlowFailure("internal_error", "the site showed no login step but set no cookie, so there is no session to keep"));
   return {
     kind: "success",
     session,
     postLoginUrl: learnt.postLoginUrl,
     requirements: state.requirements,
     durableValues: state.durableValues,
+    engine: "http",
     ssoProvider: state.ssoProvider,
     evidence: learnt.evidence,
   };
 }
 
 /** Records what the submitted fields were: requirements, durable values, and the secrets a site message must not echo. */
-function recordFields(state: FlowState, values: Record<string, string>, secrets: string[]): void {
+export function recordFields(state: Pick<FlowState, "step" | "durableValues" | "requirements" | "chosenMfa">, values: Record<string, string>, secrets: string[]): void {
   for (const field of state.step.fields) {
     const value = values[field.id];
     if (!value) continue;
@@ -326,7 +337,7 @@ function recordFields(state: FlowState, values: Record<string, string>, secrets:
   }
 }
 
-function addRequirement(requirements: LoginRequirement[], requirement: LoginRequirement | null): LoginRequirement[] {
+export function addRequirement(requirements: LoginRequirement[], requirement: LoginRequirement | null): LoginRequirement[] {
   return requirement === null || requirements.includes(requirement) ? requirements : [...requirements, requirement];
 }
 
@@ -339,9 +350,14 @@ function addRequirement(requirements: LoginRequirement[], requirement: LoginRequ
  * submission led to has none, as its text is the site's standing policy ("Accounts are locked after
  * 5 failed attempts"): there only HTTP 429 or a 4xx's Retry-After tells a limit.
  */
-function checkBlocked({ page, model }: Loaded, heldBack: boolean, messages: readonly SiteMessage[] = []): void {
+export function checkBlocked(
+  { page, model }: { page: Pick<Page, "status" | "headers" | "url">; model: PageModel },
+  heldBack: boolean,
+  messages: readonly SiteMessage[] = [],
+  now = new Date(),
+): void {
   if (model.captcha) throw new FlowFailure("captcha_blocked", `${pathOf(page.url)} asks to solve a captcha`);
-  const limit = heldBack || (page.status >= 400 && page.status < 500) ? rateLimitOf({ status: page.status, headers: page.headers, messages: messages.map((message) => message.text) }, new Date()) : null;
+  const limit = heldBack || (page.status >= 400 && page.status < 500) ? rateLimitOf({ status: page.status, headers: page.headers, messages: messages.map((message) => message.text) }, now) : null;
   if (limit) {
     const wait = limit.retryAfterSeconds === null ? "" : ` (retry after ${limit.retryAfterSeconds} s)`;
     throw new FlowFailure("rate_limited", `${hostOf(new URL(page.url))} limits login attempts${wait}${limit.message ? `: ${limit.message}` : ""}`, limit.retryAfterSeconds);
@@ -353,7 +369,7 @@ function checkBlocked({ page, model }: Loaded, heldBack: boolean, messages: read
 }
 
 /** A step that asks who the person is or their password: the login form, not a later step. */
-function asksToSignIn(step: LoginStep): boolean {
+export function asksToSignIn(step: LoginStep): boolean {
   return step.prompt.fields.some((field) => field.type === "identifier" || field.type === "password");
 }
 
@@ -361,12 +377,18 @@ function inputOutcome(state: FlowState, step: LoginStep, websiteError: string | 
   return { kind: "input", state: state as unknown as EngineState, prompt: step.prompt, websiteError };
 }
 
-async function outcomeOf(run: () => Promise<StepOutcome>): Promise<StepOutcome> {
+export async function outcomeOf(run: () => Promise<StepOutcome>): Promise<StepOutcome> {
   try {
     return await run();
   } catch (error) {
     if (error instanceof FlowFailure) {
-      return { kind: "failure", errorCode: error.errorCode, message: error.message, ...(error.retryAfterSeconds === null ? {} : { retryAfterSeconds: error.retryAfterSeconds }) };
+      return {
+        kind: "failure",
+        errorCode: error.errorCode,
+        message: error.message,
+        ...(error.retryAfterSeconds === null ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
+        ...(error.browserMayHelp ? { browserMayHelp: true } : {}),
+      };
     }
     if (error instanceof RefusedRequestError) {
       const errorCode = error.reason === "out_of_scope" ? "unsupported_auth_method" : "site_unreachable";
@@ -390,7 +412,7 @@ function readState(state: EngineState): FlowState {
   return structuredClone(state) as unknown as FlowState;
 }
 
-function pathOf(url: string): string {
+export function pathOf(url: string): string {
   const parsed = new URL(url);
   return `${parsed.host}${parsed.pathname}`;
 }

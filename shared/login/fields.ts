@@ -140,7 +140,7 @@ export function toCanonicalField(field: ClassifiedField): CanonicalField {
   };
 }
 
-function cssSelector(control: Control): string {
+export function cssSelector(control: Control): string {
   if (/^[A-Za-z][\w-]*$/.test(control.id)) return `#${control.id}`;
   return `${control.tag}[name="${control.name.replace(/["\\]/g, "\\$&")}"]`;
 }

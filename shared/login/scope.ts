@@ -26,7 +26,7 @@ export function ssoProviderOfHost(host: string): string | null {
 }
 
 /** `host` is `domain` or one of its subdomains (an IP literal only matches itself). */
-function isWithin(host: string, domain: string): boolean {
+export function isWithin(host: string, domain: string): boolean {
   return host === domain || (isIP(domain) === 0 && host.endsWith(`.${domain}`));
 }
 

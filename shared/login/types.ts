@@ -12,7 +12,13 @@ export interface LoginTarget {
   domain: string;
   loginUrl: string | null;
   allowedDomains: string[];
+  /** The engine that logged the connection in, which its health checks and re-auths use; null before a first login. */
+  engine?: LoginEngineKind | null;
 }
+
+/** `http`: plain requests, parsed HTML. `browser`: a real Chromium, for logins built by script. */
+export const loginEngineKinds = ["http", "browser"] as const;
+export type LoginEngineKind = (typeof loginEngineKinds)[number];
 
 export const discoveredFieldTypes = ["text", "email", "password", "tel", "number", "url", "code", "totp"] as const;
 export const canonicalFieldTypes = ["identifier", "password", "code", "totp_code", "totp_secret", "text"] as const;
@@ -120,6 +126,11 @@ export type StepOutcome =
       prompt: FlowPrompt;
       /** The site's own error text (e.g. "Incorrect password") when it rejected the last step. */
       websiteError: string | null;
+      /**
+       * Set when a live browser holds the flow's page: the step that got this outcome keeps running
+       * and answers the next submission itself, and the record shows it as `browser_session_id`.
+       */
+      browserSessionId?: string;
     }
   | {
       kind: "success";
@@ -132,6 +143,8 @@ export type StepOutcome =
       ssoProvider: string | null;
       /** What tells the landing page signed in from the same page without the session, for the health checks. */
       evidence: SessionEvidence;
+      /** The engine that logged in: the connection's health checks and re-auths use it too. */
+      engine: LoginEngineKind;
     }
   | {
       kind: "failure";
@@ -139,6 +152,11 @@ export type StepOutcome =
       message: string;
       /** `rate_limited`: how long the site asked to wait, when it said; uncapped. */
       retryAfterSeconds?: number | null;
+      /**
+       * The HTTP engine met what only a browser can go on with (no form in the served HTML, a submit
+       * that left no session): the choice of engine moves the flow to the browser engine.
+       */
+      browserMayHelp?: boolean;
     };
 
 export type ProbeOutcome =
@@ -159,4 +177,9 @@ export interface LoginEngine {
    * a login page, a password form or 401/403 count as logged out.
    */
   probe(target: LoginTarget, session: StorageState, postLoginUrl: string, evidence: SessionEvidence | null): Promise<ProbeOutcome>;
+  /**
+   * Ends what a flow's state still holds (a live browser), when the flow ends without the engine's
+   * say: expired, canceled, deleted, or its step ended in error. A state that holds nothing is fine.
+   */
+  release(state: EngineState): Promise<void>;
 }

@@ -11,6 +11,9 @@ export const workflowTasks = {
     placeholder: "HealthCheckFunctionArn",
     handler: "functions/workflow/health-check.ts",
     grants: ["table:read", "table:write", "archives:read", "secrets:use"],
+    // A browser login's check opens the signed-in page in Chromium (a cold start unpacks it first).
+    runsBrowser: true,
+    timeoutSeconds: 2 * 60,
   },
   ContinueAsNew: {
     functionName: "ContinueAsNewTask",
@@ -23,12 +26,19 @@ export const workflowTasks = {
     placeholder: "ReauthFunctionArn",
     handler: "functions/workflow/reauth.ts",
     grants: ["table:read", "table:write", "archives:read", "archives:write", "secrets:use"],
+    // A whole browser login on its own: identifier, password and TOTP steps, each a navigation and a settle.
+    runsBrowser: true,
+    timeoutSeconds: 5 * 60,
   },
   LoginStep: {
     functionName: "LoginStepTask",
     placeholder: "LoginStepFunctionArn",
     handler: "functions/workflow/login-step.ts",
     grants: ["table:read", "table:write", "archives:read", "archives:write", "secrets:use"],
+    runsBrowser: true,
+    // Lambda's maximum: a browser flow's one invocation holds its browser until the flow ends, which
+    // browser flows are made to do a minute earlier (browserFlowTimeoutSeconds).
+    timeoutSeconds: 15 * 60,
   },
   AwaitInput: {
     functionName: "AwaitInputTask",
@@ -45,13 +55,20 @@ export const workflowTasks = {
   },
 } as const satisfies Record<string, WorkflowTask>;
 
-interface WorkflowTask {
+export interface WorkflowTask {
   functionName: string;
   placeholder: string;
   handler: string;
   grants: readonly Grant[];
   /** The state is `lambda:invoke.waitForTaskToken`: it ends when the token is answered, not when the function returns. */
   waitsForTaskToken?: boolean;
+  /**
+   * The function runs the browser login engine: it ships `@sparticuz/chromium`, whose package holds
+   * an x86_64 Chromium only, and gets the memory and disk Chromium needs (infra/constructs/service-function.ts).
+   */
+  runsBrowser?: boolean;
+  /** The function's timeout, when the default (one minute) is not enough. */
+  timeoutSeconds?: number;
 }
 
 export type WorkflowTaskState = keyof typeof workflowTasks;

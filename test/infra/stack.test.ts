@@ -4,7 +4,8 @@ import { AwsSolutionsChecks } from "cdk-nag";
 import { beforeAll, describe, expect, it } from "vitest";
 import { authorizer, binaryMediaTypes, routes, type Grant } from "#shared/routes.ts";
 import { tableDefinition } from "#shared/store/table.ts";
-import { definitionText, substitutedDefinition, workflowTasks } from "#shared/workflow/definition.ts";
+import { browserFlowTimeoutSeconds } from "#shared/domain/login-flows.ts";
+import { definitionText, substitutedDefinition, workflowTasks, type WorkflowTask } from "#shared/workflow/definition.ts";
 import { authConnectionApp, type AuthConnectionStack } from "../../infra/stack.ts";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -31,6 +32,9 @@ const deployedFunctions = [
   { name: authorizer.name, handler: authorizer.handler, grants: authorizer.grants },
   ...Object.values(workflowTasks).map((task) => ({ name: task.functionName, handler: task.handler, grants: task.grants })),
 ];
+
+/** The workflow tasks that run the login browser, by state name. */
+const browserTasks = Object.entries(workflowTasks as Record<string, WorkflowTask>).filter(([, task]) => task.runsBrowser);
 
 let app: App;
 let stack: AuthConnectionStack;
@@ -76,10 +80,36 @@ beforeAll(() => {
 });
 
 describe("the stack's functions", () => {
-  it("has exactly one Node 22 arm64 function per route, authorizer and workflow task", () => {
+  it("has exactly one Node 22 function per route, authorizer and workflow task, arm64 but for those that run the login browser", () => {
+    const browserHandlers = browserTasks.map(([, task]) => task.handler);
     template.resourceCountIs("AWS::Lambda::Function", deployedFunctions.length);
     for (const fn of deployedFunctions) {
-      expect(resources[functionFor(fn.handler)]!.Properties).toMatchObject({ Runtime: "nodejs22.x", Architectures: ["arm64"], Handler: "index.handler" });
+      const architecture = browserHandlers.includes(fn.handler) ? "x86_64" : "arm64";
+      expect(resources[functionFor(fn.handler)]!.Properties, fn.name).toMatchObject({ Runtime: "nodejs22.x", Architectures: [architecture], Handler: "index.handler" });
+    }
+  });
+
+  it("runs the login browser in the LoginStep, Reauth and HealthCheck tasks, on x86_64 (the only Chromium @sparticuz/chromium ships) with 2048 MB and 1024 MB of /tmp", () => {
+    expect(browserTasks.map(([state]) => state).sort()).toEqual(["HealthCheck", "LoginStep", "Reauth"]);
+    for (const [state, task] of browserTasks) {
+      expect(resources[functionFor(task.handler)]!.Properties, state).toMatchObject({
+        Architectures: ["x86_64"],
+        MemorySize: 2048,
+        EphemeralStorage: { Size: 1024 },
+      });
+    }
+  });
+
+  it("lets a browser flow's LoginStep hold its browser for Lambda's 15 minutes, past the flow's own end, and bounds the browser's checks and re-auths", () => {
+    const timeoutOf = (state: keyof typeof workflowTasks) => resources[functionFor(workflowTasks[state].handler)]!.Properties.Timeout;
+
+    expect(timeoutOf("LoginStep")).toBe(15 * 60);
+    expect(timeoutOf("LoginStep")).toBeGreaterThan(browserFlowTimeoutSeconds);
+    expect(timeoutOf("Reauth")).toBe(5 * 60);
+    expect(timeoutOf("HealthCheck")).toBe(2 * 60);
+    for (const [state, task] of Object.entries(workflowTasks as Record<string, WorkflowTask>).filter(([, task]) => !task.runsBrowser)) {
+      expect(resources[functionFor(task.handler)]!.Properties, state).toMatchObject({ Timeout: 60, MemorySize: 1024 });
+      expect(resources[functionFor(task.handler)]!.Properties.EphemeralStorage, state).toBeUndefined();
     }
   });
 
@@ -261,6 +291,20 @@ describe("the connection workflow", () => {
     // Every placeholder of the file has a value, so Step Functions receives a complete definition.
     const values = Object.fromEntries(Object.keys(substitutions).map((name) => [name, `arn-of-${name}`]));
     expect(() => substitutedDefinition(values)).not.toThrow();
+  });
+
+  it("leaves each browser task's state no timeout or heartbeat shorter than its function's", () => {
+    const states = (substitutedDefinition(Object.fromEntries(Object.values(workflowTasks).map((task) => [task.placeholder, "arn"]))).States ?? {}) as Record<
+      string,
+      { TimeoutSeconds?: number; TimeoutSecondsPath?: string; HeartbeatSeconds?: number; HeartbeatSecondsPath?: string }
+    >;
+    for (const [state, task] of browserTasks) {
+      const functionTimeout = resources[functionFor(task.handler)]!.Properties.Timeout as number;
+      const { TimeoutSeconds, TimeoutSecondsPath, HeartbeatSeconds, HeartbeatSecondsPath } = states[state]!;
+      expect({ TimeoutSecondsPath, HeartbeatSecondsPath }, state).toEqual({ TimeoutSecondsPath: undefined, HeartbeatSecondsPath: undefined });
+      expect(TimeoutSeconds ?? Infinity, state).toBeGreaterThanOrEqual(functionTimeout);
+      expect(HeartbeatSeconds ?? Infinity, state).toBeGreaterThanOrEqual(functionTimeout);
+    }
   });
 
   it("logs every state transition without payloads, and traces", () => {

@@ -1,14 +1,31 @@
 import { App } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { execFile } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { findPackageJSON } from "node:module";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authorizer, routes, type Grant } from "#shared/routes.ts";
-import { workflowTasks } from "#shared/workflow/definition.ts";
-import { lambdaBundle } from "../../infra/constructs/bundling.ts";
+import { workflowTasks, type WorkflowTask } from "#shared/workflow/definition.ts";
+import { browserPackages, lambdaBundle } from "../../infra/constructs/bundling.ts";
 import { authConnectionApp } from "../../infra/stack.ts";
 
 type LambdaFunction = { Properties: { Description: string; Code: { S3Key: string } } };
+
+const browserHandlers = Object.values(workflowTasks as Record<string, WorkflowTask>)
+  .filter((task) => task.runsBrowser)
+  .map((task) => task.handler);
+const runsBrowser = (fn: LambdaFunction) => browserHandlers.includes(fn.Properties.Description.split(": ").at(-1) ?? "");
+/** Lambda's limit on a function's code, unzipped. */
+const maxUnzippedCodeBytes = 250 * 1024 * 1024;
+
+function bytesUnder(dir: string): number {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .reduce((total, entry) => total + statSync(join(entry.parentPath, entry.name)).size, 0);
+}
 
 let outdir: string;
 let functions: LambdaFunction[];
@@ -23,6 +40,9 @@ beforeAll(() => {
   outdir = assembly.directory;
   functions = Object.values(Template.fromStack(stack).findResources("AWS::Lambda::Function")) as LambdaFunction[];
 }, 300_000);
+
+// Each synth writes the functions' assets, Chromium three times among them.
+afterAll(() => rm(outdir, { recursive: true, force: true }));
 
 describe("cdk synth with bundling", () => {
   it("bundles every function into a minified ESM file with its source map", () => {
@@ -84,4 +104,34 @@ describe("cdk synth with bundling", () => {
       expect(existsSync(`${worker}.map`), fn.Properties.Description).toBe(startsDecoder(fn));
     }
   });
+
+  it("ships the login browser's packages, Chromium's brotli files included, with each function that runs it, and with no other", () => {
+    const chromiumBin = join(dirname(findPackageJSON("@sparticuz/chromium", import.meta.url)!), "bin");
+    expect(browserHandlers).toHaveLength(3);
+    for (const fn of functions) {
+      const assetDir = dirname(bundleOf(fn));
+      expect(existsSync(join(assetDir, "node_modules")), fn.Properties.Description).toBe(runsBrowser(fn));
+      if (!runsBrowser(fn)) continue;
+      for (const name of browserPackages) expect(existsSync(join(assetDir, "node_modules", name, "package.json")), `${fn.Properties.Description} ${name}`).toBe(true);
+      for (const file of readdirSync(chromiumBin)) {
+        expect(statSync(join(assetDir, "node_modules/@sparticuz/chromium/bin", file)).size, file).toBe(statSync(join(chromiumBin, file)).size);
+      }
+      expect(bytesUnder(assetDir), fn.Properties.Description).toBeLessThan(maxUnzippedCodeBytes);
+    }
+  });
+
+  it("leaves the browser's packages out of the bundle, and the bundle imports them from its own asset", async () => {
+    const browserFunctions = functions.filter(runsBrowser);
+    expect(browserFunctions).toHaveLength(browserHandlers.length);
+    const env: NodeJS.ProcessEnv = { ...process.env, SHIPPED_PACKAGES: JSON.stringify(browserPackages) };
+    // As in the tests' own runs, outside Lambda: no Lambda-only launch flags, no Lambda environment set up.
+    delete env.AWS_LAMBDA_FUNCTION_NAME;
+    const script = "await import('./index.mjs'); for (const name of JSON.parse(process.env.SHIPPED_PACKAGES)) await import(name);";
+    for (const fn of browserFunctions) {
+      const { sources } = JSON.parse(readFileSync(`${bundleOf(fn)}.map`, "utf8")) as { sources: string[] };
+      expect(sources.filter((source) => browserPackages.some((name) => source.includes(`node_modules/${name}/`))), fn.Properties.Description).toEqual([]);
+      // Run from the asset, outside the repository's node_modules: bare names resolve only to what the asset carries.
+      await expect(promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], { cwd: dirname(bundleOf(fn)), env }), fn.Properties.Description).resolves.toBeDefined();
+    }
+  }, 60_000);
 });

@@ -96,6 +96,7 @@ function fakeEngine(answer: StepOutcome, checks: ProbeOutcome["state"][]) {
       submissions++;
       return answer;
     },
+    release: async () => {},
     probe: async () => {
       const state = checks.shift();
       if (!state) throw new Error("a check the test did not plan");

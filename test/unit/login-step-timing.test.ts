@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { Connection, ConnectionStore, RecordGuard, TimelineRecord } from "#shared/domain/connection.ts";
 import { loginStepCore, type LoginStepDeps } from "#shared/domain/login-flows.ts";
-import type { FlowPrompt, StepOutcome } from "#shared/login/types.ts";
+import type { FlowPrompt, LoginEngine, StepOutcome } from "#shared/login/types.ts";
 import type { SecretBox } from "#shared/secrets/secret-box.ts";
 import { connectionRecord } from "../support/connection-record.ts";
+import { eventually } from "../support/poll.ts";
 
 const minute = 60_000;
 const started = new Date("2026-11-23T10:00:00.000Z");
@@ -43,7 +44,7 @@ function memoryStore(connection: Connection) {
 /** Seals by wrapping: these tests are about time, not encryption. */
 const plainBox: SecretBox = { seal: async (text) => `sealed:${text}`, open: async (sealed) => sealed.slice("sealed:".length) };
 
-function setup(flow: Partial<Connection>, now: Date) {
+function setup(flow: Partial<Connection>, now: Date | (() => Date), engine: Partial<LoginEngine> = {}) {
   const record = memoryStore(
     connectionRecord({
       org: "o",
@@ -63,11 +64,14 @@ function setup(flow: Partial<Connection>, now: Date) {
     engine: {
       start: async () => (engineCalls.push("start"), asksAgain()),
       submit: async () => (engineCalls.push("submit"), asksAgain()),
+      release: async () => void engineCalls.push("release"),
+      ...engine,
     },
     secrets: plainBox,
     timing: { timeScale: 1 },
     timelineRetentionDays: 90,
-    now: () => now,
+    submissionPollMs: 1,
+    now: typeof now === "function" ? now : () => now,
   } as unknown as LoginStepDeps);
   return { ...record, core, engineCalls };
 }
@@ -105,5 +109,58 @@ describe("a login flow's clock", () => {
     expect(engineCalls).toEqual([]);
     expect(connection).toMatchObject({ flow_status: "EXPIRED", error_code: "flow_expired", flow_engine_state: null, flow_submission: null });
     expect(timeline.map((record) => [record.event.type, record.event.status])).toEqual([["login", "EXPIRED"]]);
+  });
+});
+
+describe("a browser flow's step", () => {
+  const heldPage = async (): Promise<StepOutcome> => ({ kind: "input", state: { page: "held" }, prompt, websiteError: null, browserSessionId: "bs_held" });
+  const awaitingInput = (connection: Connection) => eventually(async () => (connection.flow_step === "AWAITING_INPUT" ? true : undefined), "the step to wait for input");
+
+  it("holds the page: the same invocation answers the submission, and the record shows the browser meanwhile", async () => {
+    const submitted: unknown[] = [];
+    const { core, connection, engineCalls, timeline } = setup({}, started, {
+      start: async () => (engineCalls.push("start"), heldPage()),
+      submit: async (_target, state, submission) => {
+        engineCalls.push("submit");
+        submitted.push([state, submission]);
+        return { kind: "failure", errorCode: "credentials_invalid", message: "refused" };
+      },
+    });
+
+    const step = core.loginStep(input);
+    await awaitingInput(connection);
+    expect(connection.browser_session_id).toBe("bs_held");
+    Object.assign(connection, { flow_step: "SUBMITTING", flow_submission: 'sealed:{"fields":{"password":"x"}}' });
+
+    expect(await step).toEqual({ ...input, next: "end" });
+    expect(engineCalls).toEqual(["start", "submit"]);
+    expect(submitted).toEqual([[{ page: "held" }, { fields: { password: "x" } }]]);
+    expect(connection).toMatchObject({ flow_status: "FAILED", error_code: "credentials_invalid", browser_session_id: null });
+    expect(timeline.map((record) => record.event.status)).toEqual(["FAILED"]);
+  });
+
+  it("expires 14 minutes after the flow began, and closes the browser", async () => {
+    let now = new Date(started.getTime() + 13 * minute);
+    const { core, connection, engineCalls } = setup({}, () => now, { start: async () => (engineCalls.push("start"), heldPage()) });
+
+    const step = core.loginStep(input);
+    await awaitingInput(connection);
+    expect(connection.flow_expires_at).toBe(new Date(started.getTime() + 14 * minute).toISOString());
+    now = new Date(started.getTime() + 14 * minute);
+
+    expect(await step).toEqual({ ...input, next: "end" });
+    expect(engineCalls).toEqual(["start", "release"]);
+    expect(connection).toMatchObject({ flow_status: "EXPIRED", error_code: "flow_expired", browser_session_id: null });
+  });
+
+  it("closes the browser once the flow is canceled elsewhere", async () => {
+    const { core, connection, engineCalls } = setup({}, started, { start: async () => (engineCalls.push("start"), heldPage()) });
+
+    const step = core.loginStep(input);
+    await awaitingInput(connection);
+    Object.assign(connection, { flow_status: "CANCELED", flow_step: "COMPLETED" });
+
+    expect(await step).toEqual({ ...input, next: "end" });
+    expect(engineCalls).toEqual(["start", "release"]);
   });
 });

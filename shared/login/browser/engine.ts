@@ -1,0 +1,509 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { isIP } from "node:net";
+import type { Browser, BrowserContext, Locator, Page, Response } from "playwright-core";
+import type { StorageState } from "../../archive/storage-state.ts";
+import { isTimeout } from "./chromium.ts";
+import { newId } from "../../ids.ts";
+import {
+  addRequirement,
+  asksToSignIn,
+  checkBlocked,
+  FlowFailure,
+  maxRejections,
+  outcomeOf,
+  pathOf,
+  recordFields,
+  refusalOf,
+} from "../engine.ts";
+import { isLoginUrl, type LoginStep, type StepPlan } from "../forms.ts";
+import { scopeRefusal } from "../scope.ts";
+import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "../session-evidence.ts";
+import { siteErrorOf } from "../site-message.ts";
+import { readSubmission } from "../submission.ts";
+import type { EngineState, FlowPrompt, LoginEngine, LoginRequirement, LoginTarget, MfaType, ProbeOutcome, StepOutcome, Submission } from "../types.ts";
+import { captureBrowserState } from "./browser-state.ts";
+import { discover, signInControls, type Discovery, type StepTargets } from "./discovery.ts";
+import { refAttribute } from "./dom-snapshot.ts";
+import { createFlowRegistry } from "./flow-registry.ts";
+import { probeInBrowser, type OpenBrowser } from "./probe.ts";
+import { settle, watchNetwork, type NetworkWatch } from "./settle.ts";
+
+export interface BrowserEngineOptions {
+  /** Opens a Chromium for one flow of `target` with the network policy in place (a forward proxy); `close` ends both. The composition supplies it. */
+  openBrowser: OpenBrowser;
+  now?: () => Date;
+}
+
+/** What the engine keeps between steps; plain JSON (the orchestrator encrypts it at rest). */
+interface BrowserFlowState {
+  version: 1;
+  engine: "browser";
+  /** The live browser holding the flow's page, in this process's registry. */
+  browserSessionId: string;
+  prompt: FlowPrompt;
+  step: StepPlan;
+  targets: StepTargets;
+  chosenMfa: MfaType | null;
+  /** Times in a row the site answered a submit with the same step again. */
+  rejections: number;
+  /** The site's messages when the current step was shown: one still shown after a submit is no answer to it. */
+  formMessages: string[];
+  /** Durable values typed so far, by credential ref: a flow resumed in a new browser answers them again. */
+  durableValues: Record<string, string>;
+  requirements: LoginRequirement[];
+  ssoProvider: string | null;
+  /** Choices made, by the step they answered: a resumed flow makes them again. */
+  choicesMade: Array<{ signature: string; choiceId: string }>;
+}
+
+interface LiveFlow {
+  id: string;
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  network: NetworkWatch;
+  /** The main document's last answer, for the checks that read a status (bot walls, rate limits). */
+  lastDocument: { status: number; headers: IncomingHttpHeaders } | null;
+  /** A rate-limiting answer to one of the page's own calls since the last action (a single-page app's login API). */
+  limitedCall: { status: number; headers: IncomingHttpHeaders } | null;
+  close(): Promise<void>;
+}
+
+/** A flow left without a submission this long has been abandoned: its browser is closed. */
+const idleLimitMs = 15 * 60 * 1000;
+const navigationTimeoutMs = 20_000;
+const actionTimeoutMs = 5_000;
+const loadSettleMs = 5_000;
+/** How long after a submit the page may take to show its answer (a new step, an error, the signed-in page). */
+const answerWaitMs = 10_000;
+/** A same step shown again with no message at all may still be working: it gets this much more. */
+const silentRetryMs = 1_500;
+const maxSignInControls = 3;
+const maxReplaySteps = 6;
+
+const liveFlows = createFlowRegistry<LiveFlow>(idleLimitMs);
+
+export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEngine {
+  const now = options.now ?? (() => new Date());
+
+  async function open(target: LoginTarget): Promise<LiveFlow> {
+    const opened = await options.openBrowser(target);
+    let context: BrowserContext;
+    let page: Page;
+    try {
+      context = await opened.browser.newContext();
+      context.setDefaultTimeout(actionTimeoutMs);
+      context.setDefaultNavigationTimeout(navigationTimeoutMs);
+      page = await context.newPage();
+    } catch (error) {
+      await opened.close();
+      throw error;
+    }
+    const flow: LiveFlow = {
+      id: newId("bs"),
+      browser: opened.browser,
+      context,
+      page,
+      network: watchNetwork(page),
+      lastDocument: null,
+      limitedCall: null,
+      close: () => opened.close(),
+    };
+    page.on("response", (response: Response) => {
+      const request = response.request();
+      const answer = { status: response.status(), headers: response.headers() };
+      if (request.isNavigationRequest() && response.frame() === page.mainFrame()) flow.lastDocument = answer;
+      else if (["fetch", "xhr"].includes(request.resourceType()) && (answer.status === 429 || (answer.status >= 400 && answer.headers["retry-after"] !== undefined))) {
+        flow.limitedCall = answer;
+      }
+    });
+    liveFlows.add(flow.id, flow);
+    return flow;
+  }
+
+  /** Runs a step of a live flow; any end but another input closes its browser. */
+  async function guarded(flow: LiveFlow, run: () => Promise<StepOutcome>): Promise<StepOutcome> {
+    const outcome = await outcomeOf(() => run().catch((error: unknown) => Promise.reject(asFlowFailure(error, flow.page))));
+    if (outcome.kind !== "input") await liveFlows.close(flow.id);
+    return outcome;
+  }
+
+  async function start(target: LoginTarget): Promise<StepOutcome> {
+    return outcomeOf(async () => {
+      const flow = await open(target);
+      return guarded(flow, async () => {
+        const found = await findLogin(flow, target);
+        return inputOutcome(newState(flow.id, found), found.step!, null);
+      });
+    });
+  }
+
+  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission): Promise<StepOutcome> {
+    return outcomeOf(async () => {
+      const state = readState(engineState);
+      const flow = liveFlows.get(state.browserSessionId);
+      if (!flow) return resume(target, state, submission);
+      return guarded(flow, () => answer(flow, state, submission));
+    });
+  }
+
+  /**
+   * The flow's browser is gone (another process, a crash, the idle limit): a new browser starts the
+   * login again and gives the answers already given, up to the step the submission answers. A
+   * one-time code is not replayed: a code sent to the person belongs to the old attempt, so the step
+   * asking for one is shown again.
+   */
+  async function resume(target: LoginTarget, saved: BrowserFlowState, submission: Submission): Promise<StepOutcome> {
+    const flow = await open(target);
+    return guarded(flow, async () => {
+      const state = newState(flow.id, await findLogin(flow, target));
+      state.durableValues = { ...saved.durableValues };
+      state.requirements = [...saved.requirements];
+      state.ssoProvider = saved.ssoProvider;
+      let outcome: StepOutcome = inputOutcome(state, { prompt: state.prompt, plan: state.step }, null);
+      for (let hop = 0; hop < maxReplaySteps && outcome.kind === "input"; hop++) {
+        if (state.step.signature === saved.step.signature) {
+          state.rejections = saved.rejections;
+          const intent = readSubmission(state.prompt, submission);
+          if ("problem" in intent) return outcome;
+          const values = intent.kind === "nothing" ? {} : intent.values;
+          const givesCode = state.step.fields.some((field) => (field.type === "code" || field.type === "totp_code") && values[field.id]);
+          return givesCode ? outcome : answer(flow, state, submission);
+        }
+        const replay = replayOf(state, saved);
+        if (!replay) return outcome;
+        const before = state.step.signature;
+        outcome = await answer(flow, state, replay);
+        if (state.step.signature === before) return outcome;
+      }
+      return outcome;
+    });
+  }
+
+  /** Finds the login in the rendered page of `loginUrl` (or the home page), behind a sign-in control if need be. */
+  async function findLogin(flow: LiveFlow, target: LoginTarget): Promise<Discovery & { step: LoginStep }> {
+    const entryUrl = await openEntry(flow, target);
+    let found = await look(flow, null, []);
+    checkBlocked(answerOf(flow, found), found.step !== null, [], now());
+    if (found.step) return found as Discovery & { step: LoginStep };
+    const entryPath = pathOf(flow.page.url());
+    const controls = signInControls(found.model, (url) => scopeRefusal(url, target, { allowPrivateTargets: true }) === null).slice(0, maxSignInControls);
+    for (const [index, control] of controls.entries()) {
+      if (index > 0) await flow.page.goto(entryUrl);
+      if (control.href) await flow.page.goto(control.href);
+      else {
+        const clicked = await locate(flow.page, control.ref)
+          .then((element) => element.click())
+          .then(() => true, () => false);
+        if (!clicked) continue;
+      }
+      found = await look(flow, null, []);
+      checkBlocked(answerOf(flow, found), found.step !== null, [], now());
+      if (found.step) return found as Discovery & { step: LoginStep };
+    }
+    throw new FlowFailure("login_form_not_found", `no login form in the rendered page at ${entryPath} nor behind a sign-in control on it`);
+  }
+
+  /** Loads `loginUrl`, or the domain's home page: https first, plain http too for a local test host. */
+  async function openEntry(flow: LiveFlow, target: LoginTarget): Promise<string> {
+    if (target.loginUrl) {
+      await flow.page.goto(target.loginUrl);
+      return target.loginUrl;
+    }
+    const host = isIP(target.domain) === 6 ? `[${target.domain}]` : target.domain;
+    const local = target.domain === "localhost" || isIP(target.domain) !== 0;
+    try {
+      await flow.page.goto(`https://${host}/`);
+      return `https://${host}/`;
+    } catch (error) {
+      if (!local) throw error;
+      await flow.page.goto(`http://${host}/`);
+      return `http://${host}/`;
+    }
+  }
+
+  async function look(flow: LiveFlow, chosenMfa: MfaType | null, secrets: readonly string[], budgetMs = loadSettleMs): Promise<Discovery> {
+    await settle(flow.page, flow.network, budgetMs);
+    return discover(flow.page, chosenMfa, secrets);
+  }
+
+  /** Fills and sends what the submission answers, then decides from what the page does. */
+  async function answer(flow: LiveFlow, state: BrowserFlowState, submission: Submission): Promise<StepOutcome> {
+    const intent = readSubmission(state.prompt, submission);
+    if ("problem" in intent) return inputOutcome(state, { prompt: state.prompt, plan: state.step }, intent.problem);
+    // A script may have drawn the step again since it was shown (same fields, new elements): act on what is there now.
+    const current = await discover(flow.page, state.chosenMfa, []);
+    const targets = current.step?.plan.signature === state.step.signature ? current.targets : state.targets;
+    const secrets: string[] = [];
+    const before = await sessionFingerprint(flow);
+    const urlBefore = flow.page.url();
+    flow.limitedCall = null;
+    if (intent.kind === "choice") {
+      const choice = state.step.choices.find((candidate) => candidate.id === intent.choiceId)!;
+      state.requirements = addRequirement(state.requirements, choice.type === "sso_provider" ? null : "choice");
+      if (choice.mfaType) state.chosenMfa = choice.mfaType;
+      if (choice.provider) state.ssoProvider = choice.provider;
+      state.choicesMade.push({ signature: state.step.signature, choiceId: choice.id });
+      // Values typed beside a choice go with it when the choice belongs to the same form.
+      const values = choice.form !== undefined && choice.form === state.step.fieldForm ? intent.values : {};
+      recordFields(state, values, secrets);
+      await fillFields(flow.page, targets, values);
+      const pressed = targets.choices[choice.id];
+      if (!pressed) throw new FlowFailure("internal_error", "the page no longer shows the chosen option");
+      const element = await locate(flow.page, pressed.ref);
+      if ((await element.getAttribute("type")) === "radio") {
+        await element.check();
+        await send(flow.page, pressed.submitRef, element);
+      } else await element.click();
+    } else if (intent.kind === "fields") {
+      recordFields(state, intent.values, secrets);
+      const last = await fillFields(flow.page, targets, intent.values);
+      await send(flow.page, targets.submitRef, last);
+    }
+    return decide(flow, state, intent.kind !== "nothing", secrets, before, urlBefore);
+  }
+
+  /**
+   * Waits for the page's answer and reads it as the HTTP engine reads a response: another step
+   * (the same one again is a rejection), a block, or success, which needs evidence: the login form
+   * gone and new session state (cookies, storage) or a page off the login pages.
+   */
+  async function decide(
+    flow: LiveFlow,
+    state: BrowserFlowState,
+    answered: boolean,
+    secrets: string[],
+    before: Set<string>,
+    urlBefore: string,
+  ): Promise<StepOutcome> {
+    const deadline = Date.now() + answerWaitMs;
+    const silentDeadline = Date.now() + silentRetryMs;
+    for (;;) {
+      const found = await look(flow, state.chosenMfa, secrets, Math.max(1, deadline - Date.now()));
+      const url = flow.page.url();
+      const siteError = siteErrorOf(found.messages);
+      const step = found.step;
+      const shownAgain = step !== null && state.step.kind === "input" && step.plan.signature === state.step.signature;
+      const shownBefore = new Set(state.formMessages);
+      const answers = found.messages.filter((message) => !shownBefore.has(message.text));
+      checkBlocked(answerOf(flow, found), shownAgain || (step ? asksToSignIn(step) : isLoginUrl(url)), answers, now());
+      if (step) {
+        // The page may still be at work (a request not sent yet, a spinner): silence earns a little more time.
+        if (shownAgain && answered && found.messages.length === 0 && Date.now() < silentDeadline) continue;
+        const sameStep = answered && shownAgain;
+        state.rejections = sameStep ? state.rejections + 1 : 0;
+        if (state.rejections >= maxRejections) {
+          throw new FlowFailure("credentials_invalid", `the site rejected ${maxRejections} attempts in a row${siteError ? `: ${siteError}` : ""}`);
+        }
+        state.prompt = step.prompt;
+        state.step = step.plan;
+        state.targets = found.targets;
+        state.formMessages = found.messages.map((message) => message.text);
+        return inputOutcome(state, step, siteError);
+      }
+      const status = flow.lastDocument?.status ?? 200;
+      if (status >= 400) throw new FlowFailure("internal_error", `the site refused the submitted step (HTTP ${status}${siteError ? `: ${siteError}` : ""})`);
+      if (siteError && isLoginUrl(url)) throw new FlowFailure("credentials_invalid", `the site stopped the login: ${siteError}`);
+      const after = await sessionFingerprint(flow);
+      const newState = [...after].some((entry) => !before.has(entry));
+      const leftLogin = url !== urlBefore && !isLoginUrl(url);
+      if (newState || leftLogin) return succeed(flow, state, found);
+      if (Date.now() >= deadline) throw new FlowFailure("internal_error", "the login form went away but the site set no new session state and stayed on the login page");
+    }
+  }
+
+  async function succeed(flow: LiveFlow, state: BrowserFlowState, landed: Discovery): Promise<StepOutcome> {
+    // Captured before the evidence pages load: a reload may rotate or drop what the login set.
+    const session = await captureBrowserState(flow.context);
+    const learnt = await learnEvidence(flow, landed, state.durableValues.identifier ? [state.durableValues.identifier] : []);
+    return {
+      kind: "success",
+      session,
+      postLoginUrl: learnt.postLoginUrl,
+      requirements: state.requirements,
+      durableValues: state.durableValues,
+      ssoProvider: state.ssoProvider,
+      evidence: learnt.evidence,
+      engine: "browser",
+    };
+  }
+
+  /**
+   * What the health checks will look for: the landing page as the signed-in browser shows it now and
+   * after a reload, against the same address in a context without the session (loaded meanwhile).
+   */
+  async function learnEvidence(flow: LiveFlow, landed: Discovery, identifiers: string[]): Promise<{ evidence: SessionEvidence; postLoginUrl: string }> {
+    const url = flow.page.url();
+    const cookieNames = async (context: BrowserContext) => (await context.cookies(url)).map((cookie) => cookie.name);
+    const afterFirst = await cookieNames(flow.context);
+    // The login has worked by now: a page that cannot be loaded again leaves less to learn, never a failed login.
+    const anonymousLook = (async () => {
+      const context = await flow.browser.newContext();
+      try {
+        const page = await context.newPage();
+        const network = watchNetwork(page);
+        const response = await page.goto(url, { timeout: navigationTimeoutMs });
+        await settle(page, network, loadSettleMs);
+        const found = await discover(page, null, []);
+        const status = response?.status() ?? 200;
+        const refused = refusalOf({ status, url: page.url(), body: found.html }, found.model, url) !== null;
+        return { model: found.model, status, refused, cookies: await cookieNames(context) };
+      } finally {
+        await context.close();
+      }
+    })().catch(() => null);
+    const againLook = (async () => {
+      const response = await flow.page.reload();
+      const found = await look(flow, null, []);
+      return { model: found.model, status: response?.status() ?? 200 };
+    })().catch(() => null);
+    const [anonymous, again] = await Promise.all([anonymousLook, againLook]);
+    if (!again || again.status >= 400) return { evidence: unlearntEvidence(), postLoginUrl: url };
+    const evidence = learnSessionEvidence({
+      signedIn: [landed.model, again.model],
+      // An error page without the session (a rate limit, an outage) is nothing to compare with.
+      anonymous: anonymous && (anonymous.refused || anonymous.status < 400) ? { model: anonymous.model, refused: anonymous.refused } : null,
+      identifiers,
+      sessionCookies: sessionCookieNames({ afterFirst, afterSecond: await cookieNames(flow.context), anonymous: anonymous?.cookies ?? [] }),
+    });
+    return { evidence, postLoginUrl: url };
+  }
+
+  function answerOf(flow: LiveFlow, found: Discovery) {
+    const answer = flow.limitedCall ?? flow.lastDocument ?? { status: 200, headers: {} };
+    return { page: { ...answer, url: flow.page.url() }, model: found.model };
+  }
+
+  async function probe(target: LoginTarget, session: StorageState, postLoginUrl: string, evidence: SessionEvidence | null): Promise<ProbeOutcome> {
+    return probeInBrowser(options.openBrowser, target, session, postLoginUrl, evidence);
+  }
+
+  async function release(state: EngineState): Promise<void> {
+    if (typeof state.browserSessionId === "string") await liveFlows.close(state.browserSessionId);
+  }
+
+  return { start, submit, probe, release };
+}
+
+function newState(browserSessionId: string, found: Discovery & { step: LoginStep }): BrowserFlowState {
+  return {
+    version: 1,
+    engine: "browser",
+    browserSessionId,
+    prompt: found.step.prompt,
+    step: found.step.plan,
+    targets: found.targets,
+    chosenMfa: null,
+    rejections: 0,
+    formMessages: found.messages.map((message) => message.text),
+    durableValues: {},
+    requirements: [],
+    ssoProvider: null,
+    choicesMade: [],
+  };
+}
+
+/** The answer a resumed flow gives again to the step it is at: durable values it was given, or the choice it made. */
+function replayOf(state: BrowserFlowState, saved: BrowserFlowState): Submission | null {
+  const fields = state.step.fields;
+  const durable = (type: string) => type === "identifier" || type === "password" || type === "text";
+  if (fields.length > 0 && fields.every((field) => durable(field.type) && (saved.durableValues[field.ref] !== undefined || !field.required))) {
+    const values = fields.flatMap((field) => (saved.durableValues[field.ref] === undefined ? [] : [[field.id, saved.durableValues[field.ref]!] as const]));
+    return { field_values: Object.fromEntries(values) };
+  }
+  const made = saved.choicesMade.find((choice) => choice.signature === state.step.signature && state.step.choices.some((candidate) => candidate.id === choice.choiceId));
+  return made ? { selected_choice_id: made.choiceId } : null;
+}
+
+/** Types each value as a person would; returns the last field filled, where Enter sends the form. */
+async function fillFields(page: Page, targets: StepTargets, values: Record<string, string>): Promise<Locator | null> {
+  let last: Locator | null = null;
+  for (const [fieldId, value] of Object.entries(values)) {
+    const ref = targets.fields[fieldId];
+    if (ref === undefined) continue;
+    const input = await locate(page, ref);
+    await input.fill(value);
+    // A site that reformats or rejects programmatic input (masked code boxes, key handlers) gets keystrokes.
+    if ((await input.inputValue()) !== value) {
+      await input.fill("");
+      await input.pressSequentially(value);
+    }
+    last = input;
+  }
+  return last;
+}
+
+/** Presses the form's button, or Enter where it has none (or an overlay keeps it from being clicked). */
+async function send(page: Page, submitRef: string | null, typedIn: Locator | null): Promise<void> {
+  if (submitRef !== null) {
+    const clicked = await locate(page, submitRef)
+      .then((button) => button.click())
+      .then(() => true, () => false);
+    if (clicked) return;
+  }
+  if (!typedIn) throw new FlowFailure("internal_error", "the page offers no way to send the step");
+  await typedIn.press("Enter");
+}
+
+/** The element marked `ref`, in the page or one of its same-origin frames. */
+async function locate(page: Page, ref: string): Promise<Locator> {
+  const selector = `[${refAttribute}="${ref}"]`;
+  for (const frame of page.frames()) {
+    const found = frame.locator(selector);
+    if ((await found.count().catch(() => 0)) > 0) return found.first();
+  }
+  throw new FlowFailure("internal_error", "the page changed before the step could be answered");
+}
+
+declare const location: { origin: string };
+declare const localStorage: { readonly length: number; key(index: number): string | null; getItem(name: string): string | null };
+declare const sessionStorage: typeof localStorage;
+declare const indexedDB: { databases?(): Promise<Array<{ name?: string; version?: number }>> };
+
+/** Runs in a frame: its origin's storage as comparable entries (values stay in this process, never logged). */
+async function storageEntries(): Promise<string[]> {
+  const entries: string[] = [];
+  try {
+    for (const [kind, storage] of [["local", localStorage], ["session", sessionStorage]] as const) {
+      for (let index = 0; index < storage.length; index++) {
+        const name = storage.key(index);
+        if (name !== null) entries.push(`${kind} ${location.origin} ${name}=${storage.getItem(name)}`);
+      }
+    }
+    for (const database of (await indexedDB.databases?.()) ?? []) entries.push(`indexeddb ${location.origin} ${database.name} ${database.version}`);
+  } catch {
+    // An opaque origin or storage the user agent denies holds no session.
+  }
+  return entries;
+}
+
+/** Everything a login could have set, as comparable entries. */
+async function sessionFingerprint(flow: LiveFlow): Promise<Set<string>> {
+  const cookies = await flow.context.cookies();
+  const storage = await Promise.all(flow.page.frames().map((frame) => frame.evaluate(storageEntries).catch(() => [] as string[])));
+  return new Set([...cookies.map((cookie) => `cookie ${cookie.domain}${cookie.path} ${cookie.name}=${cookie.value}`), ...storage.flat()]);
+}
+
+/** A page that could not be loaded is the site's failure, not the engine's. */
+function asFlowFailure(error: unknown, page: Page): unknown {
+  if (error instanceof FlowFailure) return error;
+  const netError = error instanceof Error ? /net::ERR_[A-Z_]+/.exec(error.message) : null;
+  const current = page.isClosed() ? "" : page.url();
+  const where = /^https?:/.test(current) ? pathOf(current) : "the site";
+  if (netError) return new FlowFailure("site_unreachable", `${where} could not be reached (${netError[0]})`);
+  if (isTimeout(error) && /navigat|goto|reload/i.test(error.message)) {
+    return new FlowFailure("site_unreachable", `the site did not load within ${navigationTimeoutMs} ms`);
+  }
+  return error;
+}
+
+function inputOutcome(state: BrowserFlowState, step: LoginStep, websiteError: string | null): Extract<StepOutcome, { kind: "input" }> {
+  return { kind: "input", state: state as unknown as EngineState, prompt: step.prompt, websiteError, browserSessionId: state.browserSessionId };
+}
+
+function readState(state: EngineState): BrowserFlowState {
+  if (state.version !== 1 || state.engine !== "browser" || typeof state.browserSessionId !== "string" || typeof state.step !== "object") {
+    throw new FlowFailure("internal_error", "the flow's saved state is not one the browser engine wrote");
+  }
+  return structuredClone(state) as unknown as BrowserFlowState;
+}

@@ -1,0 +1,80 @@
+import type { StorageState } from "../archive/storage-state.ts";
+import type { SessionEvidence } from "./session-evidence.ts";
+import { loginEngineKinds, type EngineState, type LoginEngine, type LoginEngineKind, type LoginTarget, type StepOutcome, type Submission } from "./types.ts";
+
+/**
+ * Which engine runs a flow, kept beside that engine's own state, with the values typed so far by
+ * credential ref (identifier, password): what a flow moved to the browser mid-way answers again.
+ */
+interface ChoiceState {
+  engine: LoginEngineKind;
+  inner: EngineState;
+  refsById: Record<string, string>;
+}
+
+/**
+ * The HTTP engine first, where it works (fast and cheap), and the browser engine where it meets what
+ * only a browser can go on with; a connection that logged in with the browser stays with it for its
+ * health checks and re-auths (`target.engine`). The rule is written out in docs/login-engines.md.
+ */
+export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>): LoginEngine {
+  function tagged(engine: LoginEngineKind, outcome: StepOutcome, refsById: Record<string, string>): StepOutcome {
+    if (outcome.kind !== "input") return outcome;
+    const refs = { ...refsById, ...Object.fromEntries(outcome.prompt.fields.map((field) => [field.id, field.ref])) };
+    const state: ChoiceState = { engine, inner: outcome.state, refsById: refs };
+    return { ...outcome, state: state as unknown as EngineState };
+  }
+
+  /** The browser's own steps, answered with the durable values given so far for as long as they are all it asks. */
+  async function continueInBrowser(target: LoginTarget, valuesByRef: Record<string, string>, refsById: Record<string, string>): Promise<StepOutcome> {
+    let outcome = await engines.browser.start(target);
+    const answered = new Set<string>();
+    while (outcome.kind === "input") {
+      const asked = outcome.prompt.fields;
+      const answerable = asked.length > 0 && asked.every((field) => valuesByRef[field.ref] !== undefined && !answered.has(field.ref));
+      if (!answerable) break;
+      for (const field of asked) answered.add(field.ref);
+      const submission: Submission = { field_values: Object.fromEntries(asked.map((field) => [field.id, valuesByRef[field.ref] as string])) };
+      outcome = await engines.browser.submit(target, outcome.state, submission);
+    }
+    return tagged("browser", outcome, refsById);
+  }
+
+  function readChoice(state: EngineState): ChoiceState {
+    const choice = state as unknown as Partial<ChoiceState>;
+    if (!loginEngineKinds.includes(choice.engine as LoginEngineKind) || typeof choice.inner !== "object" || choice.inner === null) {
+      throw new Error("the flow's saved state does not say which engine runs it");
+    }
+    return { engine: choice.engine as LoginEngineKind, inner: choice.inner, refsById: choice.refsById ?? {} };
+  }
+
+  return {
+    async start(target: LoginTarget): Promise<StepOutcome> {
+      if (target.engine === "browser") return tagged("browser", await engines.browser.start(target), {});
+      const outcome = await engines.http.start(target);
+      if (outcome.kind === "failure" && outcome.browserMayHelp) return tagged("browser", await engines.browser.start(target), {});
+      return tagged("http", outcome, {});
+    },
+
+    async submit(target: LoginTarget, state: EngineState, submission: Submission): Promise<StepOutcome> {
+      const choice = readChoice(state);
+      const outcome = await engines[choice.engine].submit(target, choice.inner, submission);
+      if (choice.engine === "http" && outcome.kind === "failure" && outcome.browserMayHelp) {
+        const valuesByRef = Object.fromEntries(
+          Object.entries(submission.field_values ?? {}).flatMap(([id, value]) => (choice.refsById[id] ? [[choice.refsById[id], value]] : [])),
+        );
+        return continueInBrowser(target, valuesByRef, choice.refsById);
+      }
+      return tagged(choice.engine, outcome, choice.refsById);
+    },
+
+    probe(target: LoginTarget, session: StorageState, postLoginUrl: string, evidence: SessionEvidence | null) {
+      return engines[target.engine ?? "http"].probe(target, session, postLoginUrl, evidence);
+    },
+
+    async release(state: EngineState): Promise<void> {
+      const choice = readChoice(state);
+      await engines[choice.engine].release(choice.inner);
+    },
+  };
+}
