@@ -1,7 +1,7 @@
 /**
  * Login flows on the local stack against the test website, which runs on a thread of its own: the time
  * from a submit on the plain form to SUCCESS, and health checks per second, each next to what the
- * login engine alone takes for the same step.
+ * login engine alone takes for the same step; then the browser engine's logins (browser-logins.ts).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -19,6 +19,7 @@ import type { SessionEvidence } from "#shared/login/session-evidence.ts";
 import type { FlowPrompt, LoginEngine, LoginTarget } from "#shared/login/types.ts";
 import { localOrg, type LocalStack } from "../infra/local/stack.ts";
 import type { Connection as ConnectionResource } from "../test/support/login-flows.ts";
+import { browserLoginBench } from "./browser-logins.ts";
 import { assertLoopback, expectStatus, keepAliveClient, type KeepAliveClient } from "./http-client.ts";
 import { failureLines, roundRobin, runLoad, type LoadResult } from "./load.ts";
 import { summarize, type LatencySummary } from "./stats.ts";
@@ -48,7 +49,9 @@ const targets = { submitToSuccessP50Ms: 150, checksPerCpuSecond: 200 };
 /** Linux reports a process's CPU time in /proc in USER_HZ ticks, 100 a second on every architecture Node runs on. */
 const ticksPerSecond = 100;
 
-interface LoginTimings {
+export interface LoginTimings {
+  /** From just before POST /login until a GET shows AWAITING_INPUT. */
+  startToInputMs: number;
   submitToSuccessMs: number;
   siteMs: number;
   submitReplyMs: number;
@@ -70,13 +73,13 @@ interface ThroughputFigures {
 
 
 
-async function connectionResource(client: KeepAliveClient, id: string): Promise<ConnectionResource> {
+export async function connectionResource(client: KeepAliveClient, id: string): Promise<ConnectionResource> {
   const reply = expectStatus(await client.send("GET", `/auth/connections/${encodeURIComponent(id)}`), 200, "get connection");
   return JSON.parse(reply.body.toString("utf8")) as ConnectionResource;
 }
 
 /** GETs the connection until `settled` holds, pausing `pauseMs` between reads; each read's time goes to `readMs`. */
-async function watch(
+export async function watch(
   client: KeepAliveClient,
   id: string,
   settled: (connection: ConnectionResource) => boolean,
@@ -95,18 +98,20 @@ async function watch(
   }
 }
 
-const flowEnded = (connection: ConnectionResource) => connection.flow_status !== "IN_PROGRESS";
+export const flowEnded = (connection: ConnectionResource) => connection.flow_status !== "IN_PROGRESS";
 
 /** One login through the gateway: create, login, wait for the form, then time submit -> SUCCESS. */
-async function timedLogin(client: KeepAliveClient, site: SiteOnThread, profileName: string): Promise<LoginTimings & { id: string }> {
-  const body = { domain: "127.0.0.1", profile_name: profileName, login_url: `${site.url}/plain/login`, health_checks: false };
+export async function timedLogin(client: KeepAliveClient, site: SiteOnThread, profileName: string): Promise<LoginTimings & { id: string }> {
+  const body = { domain: "127.0.0.1", profile_name: profileName, login_url: site.loginUrl, health_checks: false };
   const { id } = JSON.parse(expectStatus(await client.send("POST", "/auth/connections", body), 201, "create connection").body.toString("utf8")) as { id: string };
+  const loginStarted = performance.now();
   expectStatus(await client.send("POST", `/auth/connections/${id}/login`, {}), 200, "login");
   const waiting = await watch(client, id, (connection) => connection.flow_step === "AWAITING_INPUT" || flowEnded(connection), "login form", 10);
+  const startToInputMs = performance.now() - loginStarted;
   if (flowEnded(waiting)) throw new Error(`connection ${id}: the flow ended before asking for input (${waiting.flow_status} ${waiting.error_code ?? ""})`);
   await sleep(typingPauseMs);
 
-  const answer = await site.plainAnswer(waiting);
+  const answer = await site.answer(waiting);
   await site.resetServerTime();
   const started = performance.now();
   expectStatus(await client.send("POST", `/auth/connections/${id}/submit`, answer), 202, "submit");
@@ -116,11 +121,11 @@ async function timedLogin(client: KeepAliveClient, site: SiteOnThread, profileNa
   const submitToSuccessMs = performance.now() - started;
   const siteMs = await site.serverTimeMs();
   if (ended.flow_status !== "SUCCESS") throw new Error(`connection ${id}: login ended ${ended.flow_status} (${ended.error_code ?? ""} ${ended.error_message ?? ""})`);
-  return { id, submitToSuccessMs, siteMs, submitReplyMs, watchReadMs };
+  return { id, startToInputMs, submitToSuccessMs, siteMs, submitReplyMs, watchReadMs };
 }
 
 /** The step's prompt in the shape the person answering it reads: the resource's fields and choices. */
-function promptAsResource(prompt: FlowPrompt): ConnectionResource {
+export function promptAsResource(prompt: FlowPrompt): ConnectionResource {
   return { fields: prompt.fields, choices: prompt.choices } as unknown as ConnectionResource;
 }
 
@@ -128,7 +133,7 @@ function promptAsResource(prompt: FlowPrompt): ConnectionResource {
 async function timedEngineSubmit(engine: LoginEngine, site: SiteOnThread, target: LoginTarget): Promise<EngineTimings> {
   const form = await engine.start(target);
   if (form.kind !== "input") throw new Error(`engine start: expected the login form, got ${form.kind}`);
-  const answer = await site.plainAnswer(promptAsResource(form.prompt));
+  const answer = await site.answer(promptAsResource(form.prompt));
   await site.resetServerTime();
   const started = performance.now();
   const outcome = await engine.submit(target, form.state, answer);
@@ -138,7 +143,7 @@ async function timedEngineSubmit(engine: LoginEngine, site: SiteOnThread, target
   return { submitToSuccessMs, siteMs };
 }
 
-async function repeat<T>(label: string, count: number, once: (index: number) => Promise<T>): Promise<T[]> {
+export async function repeat<T>(label: string, count: number, once: (index: number) => Promise<T>): Promise<T[]> {
   const results: T[] = [];
   for (let index = 0; index < count; index++) {
     results.push(await once(index));
@@ -350,7 +355,7 @@ export async function loginBench(stack: LocalStack): Promise<{ report: string; f
     const gateway = await repeat("logins", measuredLogins, login);
 
     const engine = createLoginEngine({ allowPrivateTargets: true });
-    const target: LoginTarget = { domain: "127.0.0.1", loginUrl: `${site.url}/plain/login`, allowedDomains: [] };
+    const target: LoginTarget = { domain: "127.0.0.1", loginUrl: site.loginUrl, allowedDomains: [] };
     await repeat("warm-up engine submits", warmupLogins, () => timedEngineSubmit(engine, site, target));
     const engineSubmits = await repeat("engine submits", measuredLogins, () => timedEngineSubmit(engine, site, target));
 
@@ -386,7 +391,14 @@ export async function loginBench(stack: LocalStack): Promise<{ report: string; f
     });
 
     const throughput = [healthCheck, probe, sessionLoad];
-    return { report: report(gateway, engineSubmits, throughput, loadBeforeRun), failed: throughput.some((figures) => figures.run.failures > 0) };
+    const httpReport = report(gateway, engineSubmits, throughput, loadBeforeRun);
+    const scriptSite = await startSiteOnThread("script");
+    try {
+      const browserReport = await browserLoginBench({ stack, loginSite: site, scriptSite, httpLogins: gateway });
+      return { report: `${httpReport}${browserReport}\n`, failed: throughput.some((figures) => figures.run.failures > 0) };
+    } finally {
+      await scriptSite.stop();
+    }
   } finally {
     client.close();
     await site.stop();

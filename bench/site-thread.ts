@@ -1,26 +1,31 @@
 import { Worker } from "node:worker_threads";
 import type { Connection } from "../test/support/login-flows.ts";
 
-type SiteCall = { call: "plainAnswer"; step: Pick<Connection, "fields" | "choices"> } | { call: "serverTimeMs" | "resetServerTime" | "stop" };
+/** `login`: test/sites/login-site.ts, logged in to on its plain form. `script`: test/sites/script-sites.ts, on its `spa` shape. */
+export type BenchSite = "login" | "script";
+
+type SiteCall = { call: "answer"; step: Pick<Connection, "fields" | "choices"> } | { call: "serverTimeMs" | "resetServerTime" | "stop" };
 export type SiteRequest = SiteCall & { id: number };
-export type SiteReply = { id: number; started?: { url: string }; answer?: object; serverTimeMs?: number };
+export type SiteReply = { id: number; started?: { url: string; loginUrl: string }; answer?: object; serverTimeMs?: number };
 
 /**
- * The test website, as the login bench uses it, on a thread of its own: a real site is another
+ * A test website, as the login bench uses it, on a thread of its own: a real site is another
  * machine, and the bench's per-CPU-second figures read only the main thread, where the service runs.
  */
 export interface SiteOnThread {
   url: string;
-  /** What the test user types into the plain form's step. */
-  plainAnswer(step: Pick<Connection, "fields" | "choices">): Promise<object>;
+  /** Where the bench's logins start. */
+  loginUrl: string;
+  /** What the test user types into a step of the login. */
+  answer(step: Pick<Connection, "fields" | "choices">): Promise<object>;
   /** Milliseconds the site spent in its handlers since the last reset. */
   serverTimeMs(): Promise<number>;
   resetServerTime(): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startSiteOnThread(): Promise<SiteOnThread> {
-  const worker = new Worker(new URL("./site-thread-worker.ts", import.meta.url));
+export async function startSiteOnThread(site: BenchSite = "login"): Promise<SiteOnThread> {
+  const worker = new Worker(new URL("./site-thread-worker.ts", import.meta.url), { workerData: { site } });
   const waiting = new Map<number, (reply: SiteReply) => void>();
   let lastId = 0;
   const started = new Promise<SiteReply>((resolve, reject) => {
@@ -37,11 +42,11 @@ export async function startSiteOnThread(): Promise<SiteOnThread> {
       waiting.set(id, resolve);
       worker.postMessage({ ...call, id } satisfies SiteRequest);
     });
-  const url = (await started).started?.url;
-  if (!url) throw new Error("the test site's thread did not start");
+  const where = (await started).started;
+  if (!where) throw new Error("the test site's thread did not start");
   return {
-    url,
-    plainAnswer: async (step) => (await ask({ call: "plainAnswer", step })).answer ?? {},
+    ...where,
+    answer: async (step) => (await ask({ call: "answer", step })).answer ?? {},
     serverTimeMs: async () => (await ask({ call: "serverTimeMs" })).serverTimeMs ?? Number.NaN,
     resetServerTime: async () => void (await ask({ call: "resetServerTime" })),
     stop: async () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 
-export type IdPrefix = "ac" | "pr" | "bp" | "bs" | "cr" | "ev";
+export type IdPrefix = "ac" | "pr" | "bp" | "bs" | "cr" | "ev" | "rp";
 
 const alphabet = "0123456789abcdefghjkmnpqrstvwxyz";
 const randomSpace = 2n ** 50n;

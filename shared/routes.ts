@@ -37,7 +37,7 @@ export type Grant =
   | "secrets:use";
 
 /** Request and response bodies of these types travel base64-encoded through API Gateway. */
-export const binaryMediaTypes = ["application/zstd", "application/x-tar", "application/octet-stream"] as const;
+export const binaryMediaTypes = ["application/zstd", "application/x-tar", "application/octet-stream", "application/zip"] as const;
 
 export const routes: readonly Route[] = [
   { name: "CreateConnection", method: "POST", path: "/auth/connections", handler: "functions/http/connections/create.ts", grants: ["table:read", "table:write", "workflow:start", "workflow:stop"] },
@@ -51,6 +51,14 @@ export const routes: readonly Route[] = [
     path: "/auth/connections/{id}/timeline",
     handler: "functions/http/connections/timeline.ts",
     grants: ["table:read"],
+  },
+  {
+    name: "DownloadConnectionReplay",
+    method: "GET",
+    path: "/auth/connections/{id}/replays/{replay_id}",
+    handler: "functions/http/connections/replay.ts",
+    streaming: true,
+    grants: ["table:read", "archives:read"],
   },
   {
     name: "StartConnectionLogin",

@@ -3,6 +3,7 @@ import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
 import { Key } from "aws-cdk-lib/aws-kms";
 import { BlockPublicAccess, Bucket, BucketEncryption } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
+import { replayKeyPrefix, replayRetentionDays } from "#shared/domain/replays.ts";
 import { tableDefinition } from "#shared/store/table.ts";
 
 const stringKey = (name: string) => ({ name, type: AttributeType.STRING });
@@ -36,8 +37,12 @@ export class Storage extends Construct {
       encryption: BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       versioned: true,
-      // Versions undo an overwrite or a delete for a month, then stop costing storage.
-      lifecycleRules: [{ noncurrentVersionExpiration: Duration.days(30) }],
+      lifecycleRules: [
+        // Versions undo an overwrite or a delete for a month, then stop costing storage.
+        { noncurrentVersionExpiration: Duration.days(30) },
+        // Flow traces (record_session) are kept a month; one is never overwritten, so its expired version goes a day later.
+        { prefix: replayKeyPrefix, expiration: Duration.days(replayRetentionDays), noncurrentVersionExpiration: Duration.days(1) },
+      ],
       removalPolicy: RemovalPolicy.RETAIN,
     });
     Validations.of(this.bucket).acknowledge({

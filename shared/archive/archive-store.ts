@@ -36,7 +36,7 @@ const contentTypes: Record<StoredArchiveKind, string> = {
 /** Org names may be `.` or `..`, which a path-mapped store (s3rver, URL normalisation) would resolve. */
 const safeSegment = /^(?!\.{1,2}$)[A-Za-z0-9._-]+$/;
 
-function keySegment(value: string, what: string): string {
+export function keySegment(value: string, what: string): string {
   if (!safeSegment.test(value)) throw new Error(`${what} '${value}' cannot be part of an archive key`);
   return value;
 }

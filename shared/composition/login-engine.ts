@@ -3,6 +3,7 @@ import { chooseLoginEngine } from "../login/engine-choice.ts";
 import type { LoginEngine } from "../login/types.ts";
 import { perConfig, targetPolicy } from "./config.ts";
 import { httpLoginEngine } from "./http-login-engine.ts";
+import { replays } from "./replays.ts";
 
 let localChromium: (() => Promise<string>) | undefined;
 
@@ -60,6 +61,10 @@ async function loadBrowserEngine(config: Config): Promise<LoginEngine> {
         await proxy.close();
         throw error;
       }
+    },
+    async saveReplay(target, zip) {
+      if (!target.owner) throw new Error("a recorded flow's target names no connection to file its replay under");
+      return replays(config).save(target.owner.org, target.owner.connectionId, zip);
     },
   });
 }

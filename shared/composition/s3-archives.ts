@@ -1,5 +1,6 @@
 import { S3Client } from "@aws-sdk/client-s3";
 import { s3ArchiveStore } from "../archive/archive-store.ts";
+import { s3ReplayStore } from "../archive/replay-store.ts";
 import type { Config } from "../config.ts";
 import { outagesAsServiceUnavailable, sdkClientSettings } from "./sdk-settings.ts";
 
@@ -12,8 +13,16 @@ export function s3ClientSettings(config: Config) {
   return { ...sdkClientSettings(config, config.S3_ENDPOINT), ...standIn };
 }
 
-export function s3Archives(config: Config) {
+function s3Client(config: Config): S3Client {
   const s3 = new S3Client(s3ClientSettings(config));
   outagesAsServiceUnavailable(s3);
-  return s3ArchiveStore(s3, config.BUCKET_NAME);
+  return s3;
+}
+
+export function s3Archives(config: Config) {
+  return s3ArchiveStore(s3Client(config), config.BUCKET_NAME);
+}
+
+export function s3Replays(config: Config) {
+  return s3ReplayStore(s3Client(config), config.BUCKET_NAME);
 }

@@ -74,6 +74,8 @@ type ReplayOutcome =
 interface Sent {
   credentialId: string | null;
   secrets: Set<string>;
+  /** The re-auth's kept trace, when the connection records sessions. */
+  replayId: string | null;
 }
 
 /** Where the loop goes after a check (or re-auth) of `connection`. */
@@ -180,8 +182,9 @@ export function reauthCore(deps: ReauthDeps) {
       if (outcome.kind !== "input") return outcome;
       return { kind: "failure", errorCode: "unsupported_auth_method", message: `the login did not finish within ${maxReauthSteps} steps` };
     } finally {
-      // Stopped at a step (refused, needs a human, too many steps): a browser may still hold its page.
-      if (outcome.kind === "input") await deps.engine.release(outcome.state);
+      // Stopped at a step (refused, needs a human, too many steps): a browser may still hold its page,
+      // and its trace shows why the re-auth stopped.
+      sent.replayId = outcome.kind === "input" ? await deps.engine.release(outcome.state, true) : (outcome.replayId ?? null);
     }
   }
 
@@ -192,7 +195,7 @@ export function reauthCore(deps: ReauthDeps) {
       if (!found || found.execution_arn !== input.execution_id) return { ...loop, iteration: input.iteration, next_check_at: input.next_check_at, next: "end" };
       const guard = { executionArn: input.execution_id };
       const connection = { ...found, flow_type: "REAUTH" as const };
-      const sent: Sent = { credentialId: null, secrets: new Set() };
+      const sent: Sent = { credentialId: null, secrets: new Set(), replayId: null };
       const outcome = await replay(connection, sent).catch((error: unknown) => {
         log.error("re-auth failed", { connectionId: connection.id, error: error instanceof Error ? error.name : "unknown" });
         return { kind: "failure" as const, errorCode: "internal_error" as const, message: "the login engine failed unexpectedly" };
@@ -211,7 +214,7 @@ export function reauthCore(deps: ReauthDeps) {
         written = await outcomes.fail(
           connection,
           guard,
-          { status: "FAILED", code: "credentials_invalid", message: outcome.message },
+          { status: "FAILED", code: "credentials_invalid", message: outcome.message, replayId: sent.replayId },
           { ...reauthFlow, status: "NEEDS_AUTH", website_error: outcome.websiteError, ...reauthStopped(connection, outcome.credentialId) },
         );
       } else if (outcome.kind === "limited") {
@@ -221,7 +224,7 @@ export function reauthCore(deps: ReauthDeps) {
         written = await outcomes.fail(
           connection,
           guard,
-          { status: "FAILED", code: "rate_limited", message: limited.message },
+          { status: "FAILED", code: "rate_limited", message: limited.message, replayId: sent.replayId },
           { ...reauthFlow, status: "NEEDS_AUTH", ...unverified.changes, ...limited.changes },
         );
       } else {
@@ -233,6 +236,7 @@ export function reauthCore(deps: ReauthDeps) {
             status: "FAILED",
             code: blocked ? "unsupported_auth_method" : outcome.errorCode,
             message: blocked ? `re-authentication needs a human: ${outcome.reason}` : `${outcome.message}${stopNote}`,
+            replayId: sent.replayId,
           },
           { ...reauthFlow, status: "NEEDS_AUTH", ...unverified.changes, ...(blocked ? { can_reauth: false, can_reauth_reason: outcome.reason } : {}) },
         );

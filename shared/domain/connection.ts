@@ -136,6 +136,8 @@ export interface TimelineEvent {
   previous_status?: string;
   error_code?: string;
   error_message?: string;
+  /** The flow's trace, when the connection records sessions: `GET /auth/connections/{id}/replays/{replay_id}`. */
+  replay_id?: string;
 }
 
 const dayMs = 24 * 60 * 60 * 1000;
@@ -143,7 +145,7 @@ const dayMs = 24 * 60 * 60 * 1000;
 /** A timeline event of `connection` at `at`, kept `retentionDays` (DynamoDB's TTL removes it after). */
 export function timelineRecord(
   connection: Pick<Connection, "status">,
-  event: { type: TimelineEvent["type"]; status: string; error?: { code: string; message: string } },
+  event: { type: TimelineEvent["type"]; status: string; error?: { code: string; message: string }; replayId?: string | null },
   at: Date,
   retentionDays: number,
 ): TimelineRecord {
@@ -155,6 +157,7 @@ export function timelineRecord(
       timestamp: at.toISOString(),
       previous_status: connection.status,
       ...(event.error ? { error_code: event.error.code, error_message: event.error.message } : {}),
+      ...(event.replayId ? { replay_id: event.replayId } : {}),
     },
     expiresAt: Math.floor((at.getTime() + retentionDays * dayMs) / 1000),
   };

@@ -55,7 +55,14 @@ export interface LoginOutcomeDeps extends FlowEndDeps {
 }
 
 export function loginTarget(connection: Connection): LoginTarget {
-  return { domain: connection.domain, loginUrl: connection.login_url, allowedDomains: connection.allowed_domains, engine: connection.login_engine ?? null };
+  return {
+    domain: connection.domain,
+    loginUrl: connection.login_url,
+    allowedDomains: connection.allowed_domains,
+    engine: connection.login_engine ?? null,
+    recordSession: connection.record_session,
+    owner: { org: connection.org, connectionId: connection.id },
+  };
 }
 
 function sealContext(connection: Connection, flowId: string, purpose: "engine_state" | "submission") {
@@ -100,14 +107,21 @@ const eventType = (connection: Connection) => (connection.flow_type === "REAUTH"
 export function flowEnds(deps: FlowEndDeps) {
   const clock = deps.now ?? (() => new Date());
 
-  function timeline(type: TimelineEvent["type"], status: string, connection: Connection, error?: { code: string; message: string }): TimelineRecord {
-    return timelineRecord(connection, { type, status, error }, clock(), deps.timelineRetentionDays);
+  function timeline(
+    type: TimelineEvent["type"],
+    status: string,
+    connection: Connection,
+    error?: { code: string; message: string },
+    replayId?: string | null,
+  ): TimelineRecord {
+    return timelineRecord(connection, { type, status, error, replayId }, clock(), deps.timelineRetentionDays);
   }
 
+  /** `end.replayId`: the flow's kept trace, which the timeline event names. */
   async function fail(
     connection: Connection,
     guard: RecordGuard,
-    end: { status: "FAILED" | "EXPIRED" | "CANCELED"; code: string; message: string },
+    end: { status: "FAILED" | "EXPIRED" | "CANCELED"; code: string; message: string; replayId?: string | null },
     changes: Partial<Connection> = {},
   ): Promise<boolean> {
     return deps.connections.recordOutcome(
@@ -115,7 +129,7 @@ export function flowEnds(deps: FlowEndDeps) {
       connection.id,
       guard,
       { ...promptFields(null), ...flowSecretsCleared, flow_status: end.status, flow_step: "COMPLETED", error_code: end.code, error_message: end.message, ...changes },
-      timeline(eventType(connection), end.status, connection, { code: end.code, message: end.message }),
+      timeline(eventType(connection), end.status, connection, { code: end.code, message: end.message }, end.replayId),
     );
   }
 
@@ -123,8 +137,8 @@ export function flowEnds(deps: FlowEndDeps) {
     timeline,
     fail,
 
-    async expire(connection: Connection, flowId: string): Promise<void> {
-      await fail(connection, { flowId }, { status: "EXPIRED", code: "flow_expired", message: "the login flow expired waiting for input" });
+    async expire(connection: Connection, flowId: string, replayId?: string | null): Promise<void> {
+      await fail(connection, { flowId }, { status: "EXPIRED", code: "flow_expired", message: "the login flow expired waiting for input", replayId });
     },
   };
 }
@@ -200,7 +214,7 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
           ...(credentialName && !connection.credential?.name ? { credential: { name: credentialName, provider: null, path: null, auto: false } } : {}),
           ...changes,
         },
-        timeline(eventType(connection), "SUCCESS", connection),
+        timeline(eventType(connection), "SUCCESS", connection, undefined, outcome.replayId),
       );
     },
 
@@ -410,7 +424,7 @@ export function loginStepCore(deps: LoginStepDeps) {
           return ended;
         }
         if (outcome.kind === "failure") {
-          await outcomes.fail(current, { flowId: input.flow_id }, { status: "FAILED", code: outcome.errorCode, message: outcome.message });
+          await outcomes.fail(current, { flowId: input.flow_id }, { status: "FAILED", code: outcome.errorCode, message: outcome.message, replayId: outcome.replayId });
           return ended;
         }
         const live = outcome.browserSessionId;
@@ -434,8 +448,9 @@ export function loginStepCore(deps: LoginStepDeps) {
         // The browser holds the page, which no other invocation can reach: this one waits for the answer.
         const answered = await nextSubmission(input, expiresAt);
         if (answered === "ended" || answered === "expired") {
-          await deps.engine.release(outcome.state);
-          if (answered === "expired") await outcomes.expire(waiting, input.flow_id);
+          // A deleted connection's trace goes with it; an expired flow's is one people debug.
+          const replayId = await deps.engine.release(outcome.state, answered === "expired");
+          if (answered === "expired") await outcomes.expire(waiting, input.flow_id, replayId);
           return ended;
         }
         current = answered;

@@ -72,9 +72,9 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
       return engines[target.engine ?? "http"].probe(target, session, postLoginUrl, evidence);
     },
 
-    async release(state: EngineState): Promise<void> {
+    async release(state: EngineState, keepReplay?: boolean): Promise<string | null> {
       const choice = readChoice(state);
-      await engines[choice.engine].release(choice.inner);
+      return engines[choice.engine].release(choice.inner, keepReplay);
     },
   };
 }

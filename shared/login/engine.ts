@@ -24,22 +24,27 @@ import type {
   Submission,
 } from "./types.ts";
 
-/** What the engine keeps between steps; plain JSON (the orchestrator encrypts it at rest). */
-interface FlowState {
-  version: 1;
-  jar: SerializedCookieJar;
+/** Where a flow stands, as either engine keeps it between steps. */
+export interface StepProgress {
   prompt: FlowPrompt;
   step: StepPlan;
-  /** Every URL requested so far, in order. */
-  history: string[];
   chosenMfa: MfaType | null;
   /** Times in a row the site answered a submit with the same step again. */
   rejections: number;
   /** The site's messages on the page the current step came from: one still shown after a submit is no answer to it. */
   formMessages: string[];
+  /** Durable values typed so far, by credential ref. */
   durableValues: Record<string, string>;
   requirements: LoginRequirement[];
   ssoProvider: string | null;
+}
+
+/** What the engine keeps between steps; plain JSON (the orchestrator encrypts it at rest). */
+interface FlowState extends StepProgress {
+  version: 1;
+  jar: SerializedCookieJar;
+  /** Every URL requested so far, in order. */
+  history: string[];
 }
 
 export type LoginEngineOptions = NetworkOptions;
@@ -215,7 +220,9 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
   }
 
   // Nothing outlives a step: the whole flow is in the state.
-  async function release(): Promise<void> {}
+  async function release(): Promise<null> {
+    return null;
+  }
 
   return { start, submit, probe, release };
 }

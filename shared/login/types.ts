@@ -14,6 +14,10 @@ export interface LoginTarget {
   allowedDomains: string[];
   /** The engine that logged the connection in, which its health checks and re-auths use; null before a first login. */
   engine?: LoginEngineKind | null;
+  /** The connection's `record_session`: a browser flow keeps a trace of itself (its replay). */
+  recordSession?: boolean;
+  /** Whose login this is: a replay is filed under it. */
+  owner?: { org: string; connectionId: string };
 }
 
 /** `http`: plain requests, parsed HTML. `browser`: a real Chromium, for logins built by script. */
@@ -145,6 +149,8 @@ export type StepOutcome =
       evidence: SessionEvidence;
       /** The engine that logged in: the connection's health checks and re-auths use it too. */
       engine: LoginEngineKind;
+      /** The flow's kept trace (`recordSession`), which its timeline event names. */
+      replayId?: string | null;
     }
   | {
       kind: "failure";
@@ -157,6 +163,8 @@ export type StepOutcome =
        * that left no session): the choice of engine moves the flow to the browser engine.
        */
       browserMayHelp?: boolean;
+      /** The flow's kept trace (`recordSession`), which its timeline event names. */
+      replayId?: string | null;
     };
 
 export type ProbeOutcome =
@@ -180,6 +188,8 @@ export interface LoginEngine {
   /**
    * Ends what a flow's state still holds (a live browser), when the flow ends without the engine's
    * say: expired, canceled, deleted, or its step ended in error. A state that holds nothing is fine.
+   * `keepReplay` (an expired flow, a refused re-auth: the ends people debug) keeps the flow's trace
+   * when it is recorded; answers that replay's id, or null.
    */
-  release(state: EngineState): Promise<void>;
+  release(state: EngineState, keepReplay?: boolean): Promise<string | null>;
 }

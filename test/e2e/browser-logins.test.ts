@@ -8,7 +8,7 @@ import { openContextWithState } from "#shared/login/browser/browser-state.ts";
 import { totpCode } from "#shared/login/totp.ts";
 import { scriptShapes, startScriptSites, type ScriptShape, type ScriptSites } from "../sites/script-sites.ts";
 import { loginChromiumForTests } from "../support/login-chromium.ts";
-import { downloadedSession, nextFlowState, type Connection } from "../support/login-flows.ts";
+import { downloadedSession, flowStatusesAcrossDelete, nextFlowState, type Connection } from "../support/login-flows.ts";
 import { eventually } from "../support/poll.ts";
 import { officialClient, startTestStack } from "../support/stack.ts";
 
@@ -156,15 +156,7 @@ describe("logins built by script, through the official client", () => {
     const waiting = await nextFlowState(client, created.id);
     expect(waiting.browser_session_id).toMatch(/^bs_/);
     expect(loginBrowsers()).toBe(1);
-    const stream = await client.auth.connections.follow(created.id);
-    const seen: string[] = [];
-    const reading = (async () => {
-      for await (const event of stream) if (event.event === "managed_auth_state") seen.push(event.flow_status);
-    })();
-    await eventually(async () => (seen.length > 0 ? true : undefined), "the stream's first state");
-
-    await client.auth.connections.delete(created.id);
-    await reading;
+    const seen = await flowStatusesAcrossDelete(client, created.id);
 
     expect(seen.at(-1)).toBe("CANCELED");
     await eventually(async () => (loginBrowsers() === 0 ? true : undefined), "the canceled flow's browser to close");

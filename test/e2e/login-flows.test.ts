@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { officialSfnClient } from "../support/official-sfn.ts";
 import { loadConfig } from "#shared/config.ts";
 import { startLoginSite, type LoginShape, type LoginSite } from "../sites/login-site.ts";
-import { cookieHeader, downloadedSession, logIn, nextFlowState, answerAs } from "../support/login-flows.ts";
+import { answerAs, cookieHeader, downloadedSession, flowStatusesAcrossDelete, logIn, nextFlowState } from "../support/login-flows.ts";
 import { eventually } from "../support/poll.ts";
 import { officialClient, startTestStack } from "../support/stack.ts";
 
@@ -152,15 +152,7 @@ describe("login flows through the gateway, driven by the official client", () =>
     const created = await connectionFor("totp");
     await client.auth.connections.login(created.id);
     await nextFlowState(client, created.id);
-    const stream = await client.auth.connections.follow(created.id);
-    const seen: string[] = [];
-    const reading = (async () => {
-      for await (const event of stream) if (event.event === "managed_auth_state") seen.push(event.flow_status);
-    })();
-    await eventually(async () => (seen.length > 0 ? true : undefined), "the stream's first state");
-
-    await client.auth.connections.delete(created.id);
-    await reading;
+    const seen = await flowStatusesAcrossDelete(client, created.id);
 
     expect(seen.at(-1)).toBe("CANCELED");
     const sfn = officialSfnClient(stack.sfnEndpoint);

@@ -259,14 +259,19 @@ describe("storage", () => {
     template.hasResource("AWS::DynamoDB::Table", { DeletionPolicy: "Retain" });
   });
 
-  it("keeps the archive bucket private, encrypted, versioned (old versions for 30 days), TLS-only and retained", () => {
+  it("keeps the archive bucket private, encrypted, versioned (old versions for 30 days, replays for 30 days), TLS-only and retained", () => {
     template.hasResource("AWS::S3::Bucket", {
       DeletionPolicy: "Retain",
       Properties: Match.objectLike({
         PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
         BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" } }] },
         VersioningConfiguration: { Status: "Enabled" },
-        LifecycleConfiguration: { Rules: [Match.objectLike({ NoncurrentVersionExpiration: { NoncurrentDays: 30 }, Status: "Enabled" })] },
+        LifecycleConfiguration: {
+          Rules: [
+            Match.objectLike({ NoncurrentVersionExpiration: { NoncurrentDays: 30 }, Status: "Enabled" }),
+            Match.objectLike({ Prefix: "replays/", ExpirationInDays: 30, NoncurrentVersionExpiration: { NoncurrentDays: 1 }, Status: "Enabled" }),
+          ],
+        },
       }),
     });
     template.hasResourceProperties("AWS::S3::BucketPolicy", {

@@ -96,7 +96,7 @@ function fakeEngine(answer: StepOutcome, checks: ProbeOutcome["state"][]) {
       submissions++;
       return answer;
     },
-    release: async () => {},
+    release: async () => null,
     probe: async () => {
       const state = checks.shift();
       if (!state) throw new Error("a check the test did not plan");

@@ -1,10 +1,9 @@
 import { randomInt } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
-import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { generateTotpSecret, totpMatches } from "#shared/login/totp.ts";
 import { escapeHtml } from "./site-html.ts";
-import { handlerClock, randomToken } from "./site-http.ts";
+import { handlerClock, listenOnLoopback, randomToken } from "./site-http.ts";
 
 /**
  * Sites whose login exists only once script has run, for the browser login engine: no page of them
@@ -212,15 +211,7 @@ async function serve(routes: Map<string, Route>, clock: ReturnType<typeof handle
       () => response.destroy(),
     );
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    stop: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
-  };
+  return listenOnLoopback(server);
 }
 
 function dispatch(routes: Map<string, Route>, incoming: IncomingMessage, body: string): Answer {

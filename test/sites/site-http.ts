@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 
@@ -111,6 +111,11 @@ export async function serveRoutes(routes: Map<string, Route>, clock: HandlerCloc
       () => response.destroy(),
     );
   });
+  return listenOnLoopback(server);
+}
+
+/** Starts `server` on 127.0.0.1 at a free port; `stop` also ends the connections it keeps open. */
+export async function listenOnLoopback(server: Server): Promise<{ port: number; stop(): Promise<void> }> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     port: (server.address() as AddressInfo).port,

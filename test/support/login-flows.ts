@@ -80,3 +80,16 @@ export function cookieHeader(session: StorageState, url: string): string {
     .map((cookie) => `${cookie.name}=${cookie.value}`)
     .join("; ");
 }
+
+/** Follows the connection's events stream, deletes the connection, and answers the flow statuses the stream sent until it ended. */
+export async function flowStatusesAcrossDelete(client: Kernel, id: string): Promise<string[]> {
+  const stream = await client.auth.connections.follow(id);
+  const seen: string[] = [];
+  const reading = (async () => {
+    for await (const event of stream) if (event.event === "managed_auth_state") seen.push(event.flow_status);
+  })();
+  await eventually(async () => (seen.length > 0 ? true : undefined), "the stream's first state");
+  await client.auth.connections.delete(id);
+  await reading;
+  return seen;
+}

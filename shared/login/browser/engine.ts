@@ -2,8 +2,8 @@ import type { IncomingHttpHeaders } from "node:http";
 import { isIP } from "node:net";
 import type { Browser, BrowserContext, Locator, Page, Response } from "playwright-core";
 import type { StorageState } from "../../archive/storage-state.ts";
-import { isTimeout } from "./chromium.ts";
 import { newId } from "../../ids.ts";
+import { log } from "../../log.ts";
 import {
   addRequirement,
   asksToSignIn,
@@ -14,45 +14,43 @@ import {
   pathOf,
   recordFields,
   refusalOf,
+  type StepProgress,
 } from "../engine.ts";
-import { isLoginUrl, type LoginStep, type StepPlan } from "../forms.ts";
+import { isLoginUrl, type LoginStep } from "../forms.ts";
 import { scopeRefusal } from "../scope.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "../session-evidence.ts";
 import { siteErrorOf } from "../site-message.ts";
 import { readSubmission } from "../submission.ts";
-import type { EngineState, FlowPrompt, LoginEngine, LoginRequirement, LoginTarget, MfaType, ProbeOutcome, StepOutcome, Submission } from "../types.ts";
+import type { EngineState, LoginEngine, LoginTarget, MfaType, ProbeOutcome, StepOutcome, Submission } from "../types.ts";
 import { captureBrowserState } from "./browser-state.ts";
+import { isTimeout } from "./chromium.ts";
 import { discover, signInControls, type Discovery, type StepTargets } from "./discovery.ts";
 import { refAttribute } from "./dom-snapshot.ts";
 import { createFlowRegistry } from "./flow-registry.ts";
 import { probeInBrowser, type OpenBrowser } from "./probe.ts";
+import { startReplay, stopReplay } from "./replay.ts";
 import { settle, watchNetwork, type NetworkWatch } from "./settle.ts";
 
 export interface BrowserEngineOptions {
   /** Opens a Chromium for one flow of `target` with the network policy in place (a forward proxy); `close` ends both. The composition supplies it. */
   openBrowser: OpenBrowser;
+  /**
+   * Keeps the trace of a flow of a target that records sessions (`recordSession`), typed secrets
+   * already masked, and answers its replay id. Without it no flow is recorded.
+   */
+  saveReplay?: (target: LoginTarget, zip: Buffer) => Promise<string>;
   now?: () => Date;
 }
 
 /** What the engine keeps between steps; plain JSON (the orchestrator encrypts it at rest). */
-interface BrowserFlowState {
+interface BrowserFlowState extends StepProgress {
   version: 1;
   engine: "browser";
   /** The live browser holding the flow's page, in this process's registry. */
   browserSessionId: string;
-  prompt: FlowPrompt;
-  step: StepPlan;
+  /** The live elements the step's fields and choices are answered in. */
   targets: StepTargets;
-  chosenMfa: MfaType | null;
-  /** Times in a row the site answered a submit with the same step again. */
-  rejections: number;
-  /** The site's messages when the current step was shown: one still shown after a submit is no answer to it. */
-  formMessages: string[];
-  /** Durable values typed so far, by credential ref: a flow resumed in a new browser answers them again. */
-  durableValues: Record<string, string>;
-  requirements: LoginRequirement[];
-  ssoProvider: string | null;
-  /** Choices made, by the step they answered: a resumed flow makes them again. */
+  /** Choices made, by the step they answered: a flow resumed in a new browser makes them again, as it answers the durable values again. */
   choicesMade: Array<{ signature: string; choiceId: string }>;
 }
 
@@ -66,8 +64,14 @@ interface LiveFlow {
   lastDocument: { status: number; headers: IncomingHttpHeaders } | null;
   /** A rate-limiting answer to one of the page's own calls since the last action (a single-page app's login API). */
   limitedCall: { status: number; headers: IncomingHttpHeaders } | null;
+  target: LoginTarget;
+  /** Set while the flow is traced: the values typed so far that the trace must not show. */
+  recording: { secrets: Set<string> } | null;
   close(): Promise<void>;
 }
+
+/** The canonical field types whose values a replay masks. */
+const maskedFieldTypes = new Set(["identifier", "password", "code", "totp_code", "totp_secret"]);
 
 /** A flow left without a submission this long has been abandoned: its browser is closed. */
 const idleLimitMs = 15 * 60 * 1000;
@@ -94,6 +98,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
       context = await opened.browser.newContext();
       context.setDefaultTimeout(actionTimeoutMs);
       context.setDefaultNavigationTimeout(navigationTimeoutMs);
+      if (target.recordSession && options.saveReplay) await startReplay(context);
       page = await context.newPage();
     } catch (error) {
       await opened.close();
@@ -107,6 +112,8 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
       network: watchNetwork(page),
       lastDocument: null,
       limitedCall: null,
+      target,
+      recording: target.recordSession && options.saveReplay ? { secrets: new Set() } : null,
       close: () => opened.close(),
     };
     page.on("response", (response: Response) => {
@@ -121,11 +128,30 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
     return flow;
   }
 
-  /** Runs a step of a live flow; any end but another input closes its browser. */
+  /** Runs a step of a live flow; any end but another input keeps its replay and closes its browser. */
   async function guarded(flow: LiveFlow, run: () => Promise<StepOutcome>): Promise<StepOutcome> {
     const outcome = await outcomeOf(() => run().catch((error: unknown) => Promise.reject(asFlowFailure(error, flow.page))));
-    if (outcome.kind !== "input") await liveFlows.close(flow.id);
-    return outcome;
+    if (outcome.kind === "input") return outcome;
+    const replayId = await endFlow(flow, true);
+    return flow.recording ? { ...outcome, replayId } : outcome;
+  }
+
+  /** Closes the flow's browser, first saving its trace when asked to; answers the replay id. */
+  async function endFlow(flow: LiveFlow, keepReplay: boolean): Promise<string | null> {
+    let replayId: string | null = null;
+    if (flow.recording && keepReplay && options.saveReplay) {
+      const save = options.saveReplay;
+      const secrets = flow.recording.secrets;
+      // A replay is for debugging: failing to keep one never changes how the login ended.
+      replayId = await stopReplay(flow.context, secrets)
+        .then((zip) => save(flow.target, zip))
+        .catch((error: unknown) => {
+          log.warn("the flow's replay could not be kept", { browserSessionId: flow.id, error: error instanceof Error ? error.name : "unknown" });
+          return null;
+        });
+    }
+    await liveFlows.close(flow.id);
+    return replayId;
   }
 
   async function start(target: LoginTarget): Promise<StepOutcome> {
@@ -231,6 +257,12 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
   async function answer(flow: LiveFlow, state: BrowserFlowState, submission: Submission): Promise<StepOutcome> {
     const intent = readSubmission(state.prompt, submission);
     if ("problem" in intent) return inputOutcome(state, { prompt: state.prompt, plan: state.step }, intent.problem);
+    if (flow.recording && intent.kind !== "nothing") {
+      for (const field of state.step.fields) {
+        const value = intent.values[field.id];
+        if (value && maskedFieldTypes.has(field.type)) flow.recording.secrets.add(value);
+      }
+    }
     // A script may have drawn the step again since it was shown (same fields, new elements): act on what is there now.
     const current = await discover(flow.page, state.chosenMfa, []);
     const targets = current.step?.plan.signature === state.step.signature ? current.targets : state.targets;
@@ -378,8 +410,10 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
     return probeInBrowser(options.openBrowser, target, session, postLoginUrl, evidence);
   }
 
-  async function release(state: EngineState): Promise<void> {
-    if (typeof state.browserSessionId === "string") await liveFlows.close(state.browserSessionId);
+  async function release(state: EngineState, keepReplay = false): Promise<string | null> {
+    if (typeof state.browserSessionId !== "string") return null;
+    const flow = liveFlows.get(state.browserSessionId);
+    return flow ? endFlow(flow, keepReplay) : null;
   }
 
   return { start, submit, probe, release };

@@ -35,6 +35,7 @@ function scriptedEngine(name: string, outcomes: StepOutcome[]) {
     },
     async release(state) {
       calls.push({ call: "release", state });
+      return null;
     },
   };
   return { engine, calls };

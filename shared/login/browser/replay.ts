@@ -1,0 +1,116 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { unzipSync, zipSync, type Zippable } from "fflate";
+import type { BrowserContext } from "playwright-core";
+
+/**
+ * A flow's Playwright trace (`record_session`), which opens in Playwright's trace viewer. The trace
+ * records what the engine typed (`fill` and `type` arguments, `evaluate` arguments, input values in
+ * every DOM snapshot) and the requests the page sent, so what leaves this module has every typed
+ * secret masked and no request bodies.
+ */
+
+export const replayMask = "********";
+
+/** Starts recording: every action with its DOM snapshots, and the page's screencast. */
+export async function startReplay(context: BrowserContext): Promise<void> {
+  await context.tracing.start({ screenshots: true, snapshots: true });
+}
+
+/** Stops recording and answers the trace zip with `secrets` masked. */
+export async function stopReplay(context: BrowserContext, secrets: Iterable<string>): Promise<Buffer> {
+  // Playwright writes a stopped trace only to a file.
+  const directory = await mkdtemp(join(tmpdir(), "acs-replay-"));
+  try {
+    const path = join(directory, "trace.zip");
+    await context.tracing.stop({ path });
+    return maskedTrace(await readFile(path), secrets);
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Every way a typed value may be written down in a trace entry: as typed, escaped inside a JSON or
+ * an HTML text, percent-encoded in a URL, form-encoded in a body.
+ */
+function writtenForms(secret: string): string[] {
+  const html = secret.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+  const form = new URLSearchParams({ v: secret }).toString().slice(2);
+  return [secret, JSON.stringify(secret).slice(1, -1), html, encodeURIComponent(secret), form];
+}
+
+/** The trace's event logs: one JSON object a line (`trace.trace`, `trace.network`, and their numbered chunks). */
+const eventLog = /\.(trace|network)$/;
+
+/**
+ * The trace zip with every written form of each secret replaced by `replayMask` in every entry, and
+ * the bodies of the requests the page sent (a login POST carries the password, in whatever encoding
+ * the site chose) dropped with the resource files that held them.
+ */
+export function maskedTrace(zip: Uint8Array, secrets: Iterable<string>): Buffer {
+  const values = [...new Set([...secrets].filter((secret) => secret.length > 0))];
+  // Longest first: a secret that holds another is masked whole, not around the shorter one's mask.
+  const forms = [...new Set(values.flatMap(writtenForms))].sort((a, b) => b.length - a.length);
+  const maskText = (text: string) => forms.reduce((masked, form) => masked.split(form).join(replayMask), text);
+  const maskValue = (value: unknown): unknown => {
+    if (typeof value === "string") return maskText(value);
+    if (Array.isArray(value)) return value.map(maskValue);
+    if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, maskValue(inner)]));
+    return value;
+  };
+
+  const entries = unzipSync(zip);
+  const requestBodies = new Set<string>();
+  const out: Zippable = {};
+  for (const [name, data] of Object.entries(entries)) {
+    if (!eventLog.test(name)) continue;
+    const lines = new TextDecoder().decode(data).split("\n");
+    const masked = lines.map((line) => {
+      if (line.trim() === "") return line;
+      const event = JSON.parse(line) as unknown;
+      const body = dropRequestBody(event);
+      if (body) requestBodies.add(body);
+      return JSON.stringify(maskValue(event));
+    });
+    out[name] = new TextEncoder().encode(masked.join("\n"));
+  }
+  const logs = Object.values(out).map((data) => new TextDecoder().decode(data as Uint8Array));
+  for (const [name, data] of Object.entries(entries)) {
+    if (eventLog.test(name)) continue;
+    // The same bytes may also be a response's body (resources are named by their content's hash).
+    if (requestBodies.has(name) && !logs.some((log) => log.includes(name))) continue;
+    out[name] = maskedBytes(data, values, maskText);
+  }
+  return Buffer.from(zipSync(out));
+}
+
+/** Removes the body of a `resource-snapshot` event's request; answers the resource file that held it. */
+function dropRequestBody(event: unknown): string | undefined {
+  const request = (event as { type?: string; snapshot?: { request?: { postData?: { _file?: string; _sha1?: string }; bodySize?: number } } }).snapshot?.request;
+  if ((event as { type?: string }).type !== "resource-snapshot" || !request?.postData) return undefined;
+  const file = request.postData._file ?? (request.postData._sha1 ? `resources/${request.postData._sha1}` : undefined);
+  delete request.postData;
+  return file;
+}
+
+/**
+ * A text entry (a page, a script, a response body) masked as text; a binary one (an image, a font)
+ * keeps its length, each secret's bytes overwritten where they occur, so its format stays whole.
+ */
+function maskedBytes(data: Uint8Array, secrets: string[], maskText: (text: string) => string): Uint8Array {
+  let text: string | undefined;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(data);
+  } catch {
+    text = undefined;
+  }
+  if (text !== undefined) return new TextEncoder().encode(maskText(text));
+  const bytes = Buffer.from(data);
+  for (const secret of secrets) {
+    const needle = Buffer.from(secret);
+    for (let at = bytes.indexOf(needle); at !== -1; at = bytes.indexOf(needle, at + needle.length)) bytes.fill("*", at, at + needle.length);
+  }
+  return bytes;
+}

@@ -1,0 +1,66 @@
+import { strFromU8, strToU8, unzipSync, zipSync } from "fflate";
+import { describe, expect, it } from "vitest";
+import { maskedTrace, replayMask } from "#shared/login/browser/replay.ts";
+
+const password = 'p@ss "word" & <more>';
+const code = "482913";
+
+/** A trace zip as Playwright writes one, reduced to the entries that can hold what was typed. */
+function traceZip(entries: Record<string, string | Uint8Array>): Uint8Array {
+  return zipSync(Object.fromEntries(Object.entries(entries).map(([name, data]) => [name, typeof data === "string" ? strToU8(data) : data])));
+}
+
+const lines = (...events: unknown[]) => events.map((event) => JSON.stringify(event)).join("\n");
+
+describe("masking a flow's trace", () => {
+  it("masks typed values in actions, snapshots and text resources in each written form, and drops request bodies", () => {
+    const loginBody = `email=ada%40example.com&password=${encodeURIComponent(password)}`;
+    const zip = traceZip({
+      "trace.trace": lines(
+        { type: "before", method: "fill", params: { selector: "#password", value: password } },
+        { type: "before", method: "evaluateExpression", params: { arg: { value: { secrets: [password, code] } } } },
+        { type: "frame-snapshot", snapshot: { html: ["INPUT", { __playwright_value_: password, type: "password" }] } },
+      ),
+      "trace.network": lines(
+        {
+          type: "resource-snapshot",
+          snapshot: {
+            request: { method: "POST", url: "http://127.0.0.1/login", postData: { mimeType: "application/x-www-form-urlencoded", text: loginBody, _file: "resources/body.dat" } },
+            response: { status: 200, content: { _file: "resources/page.html" } },
+          },
+        },
+      ),
+      "resources/body.dat": loginBody,
+      "resources/page.html": `<p>Code ${code} sent. Hello ${password.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")}</p>`,
+      "resources/echo.json": JSON.stringify({ typed: password, form: new URLSearchParams({ p: password }).toString() }),
+      "screencast/frame.jpeg": new Uint8Array([0xff, 0xd8, 0xff, ...strToU8(code), 0xff, 0xd9]),
+    });
+
+    const masked = unzipSync(maskedTrace(zip, [password, code, ""]));
+
+    expect(Object.keys(masked).sort()).toEqual(["resources/echo.json", "resources/page.html", "screencast/frame.jpeg", "trace.network", "trace.trace"]);
+    const actions = strFromU8(masked["trace.trace"]!).split("\n").map((line) => JSON.parse(line));
+    expect(actions[0].params.value).toBe(replayMask);
+    expect(actions[1].params.arg.value.secrets).toEqual([replayMask, replayMask]);
+    expect(actions[2].snapshot.html[1].__playwright_value_).toBe(replayMask);
+    const request = JSON.parse(strFromU8(masked["trace.network"]!)).snapshot.request;
+    expect(request).toEqual({ method: "POST", url: "http://127.0.0.1/login" });
+    expect(strFromU8(masked["resources/page.html"]!)).toBe(`<p>Code ${replayMask} sent. Hello ${replayMask}</p>`);
+    expect(JSON.parse(strFromU8(masked["resources/echo.json"]!))).toEqual({ typed: replayMask, form: `p=${replayMask}` });
+    expect([...masked["screencast/frame.jpeg"]!]).toEqual([0xff, 0xd8, 0xff, ...strToU8("******"), 0xff, 0xd9]);
+  });
+
+  it("keeps a request's body file that is also a response's body", () => {
+    const zip = traceZip({
+      "trace.network": lines(
+        { type: "resource-snapshot", snapshot: { request: { method: "POST", postData: { _file: "resources/same.json" } }, response: { content: {} } } },
+        { type: "resource-snapshot", snapshot: { request: { method: "GET" }, response: { content: { _file: "resources/same.json" } } } },
+      ),
+      "resources/same.json": "{}",
+    });
+
+    const masked = unzipSync(maskedTrace(zip, [code]));
+
+    expect(Object.keys(masked).sort()).toEqual(["resources/same.json", "trace.network"]);
+  });
+});
