@@ -28,7 +28,12 @@ function chromiumExecutable(config: Config): () => Promise<string> {
  */
 function browserOnFirstUse(config: Config): LoginEngine {
   let loading: Promise<LoginEngine> | undefined;
-  const engine = () => (loading ??= loadBrowserEngine(config));
+  const engine = () =>
+    (loading ??= loadBrowserEngine(config).catch((error: unknown) => {
+      // A failed load (a missing Chromium, say) is tried again by the next flow rather than kept.
+      loading = undefined;
+      throw error;
+    }));
   return {
     start: async (...args) => (await engine()).start(...args),
     submit: async (...args) => (await engine()).submit(...args),
@@ -53,8 +58,11 @@ async function loadBrowserEngine(config: Config): Promise<LoginEngine> {
         return {
           browser: launched,
           async close() {
-            await launched.close();
-            await proxy.close();
+            try {
+              await launched.close();
+            } finally {
+              await proxy.close();
+            }
           },
         };
       } catch (error) {

@@ -163,8 +163,7 @@ export function timelineRecord(
   };
 }
 
-/** What a flow keeps while it runs; dropped when it ends, so no session or typed value outlives it. */
-/** What a running flow holds (sealed values, its wait, its live browser), let go of when it begins and ends. */
+/** What a flow holds while it runs (sealed values, its wait, its live browser); dropped when it ends, so no session or typed value outlives it. */
 export const flowSecretsCleared = { flow_engine_state: null, flow_submission: null, flow_task_token: null, browser_session_id: null } as const;
 
 export async function existingConnection(store: Pick<ConnectionStore, "get">, org: string, id: string): Promise<Connection> {

@@ -408,7 +408,9 @@ export function loginStepCore(deps: LoginStepDeps) {
       const connection = await currentFlow(deps.connections, input);
       if (!connection) return ended;
       const now = clock();
-      const deadline = Date.parse(connection.flow_started_at ?? now.toISOString()) + scaledMs(flowTimeoutSeconds, deps.timing);
+      // A browser flow whose step was lost resumes here, within its own shorter limit.
+      const limitSeconds = connection.browser_session_id ? browserFlowTimeoutSeconds : flowTimeoutSeconds;
+      const deadline = Date.parse(connection.flow_started_at ?? now.toISOString()) + scaledMs(limitSeconds, deps.timing);
       if (now.getTime() >= deadline) {
         await outcomes.expire(connection, input.flow_id);
         return ended;
@@ -418,44 +420,55 @@ export function loginStepCore(deps: LoginStepDeps) {
         return { ...input, next: "await_input", input_timeout_seconds: timeoutSeconds(Date.parse(connection.flow_expires_at ?? "") - now.getTime()) };
       }
       let current = connection;
-      for (;;) {
-        if (outcome.kind === "success") {
-          await outcomes.succeed(current, { flowId: input.flow_id }, outcome);
-          return ended;
+      /** The state of a live browser this invocation holds: released on every way out, an error's included. */
+      let held: EngineState | null = null;
+      try {
+        return await followFlow();
+      } finally {
+        if (held) await deps.engine.release(held);
+      }
+
+      async function followFlow(): Promise<LoginStepOutput> {
+        for (;;) {
+          if (outcome === "no_submission") throw new Error("a submission read from the record went missing");
+          // An engine that ends a flow closes what it held itself.
+          if (outcome.kind !== "input") held = null;
+          if (outcome.kind === "success") {
+            await outcomes.succeed(current, { flowId: input.flow_id }, outcome);
+            return ended;
+          }
+          if (outcome.kind === "failure") {
+            await outcomes.fail(current, { flowId: input.flow_id }, { status: "FAILED", code: outcome.errorCode, message: outcome.message, replayId: outcome.replayId });
+            return ended;
+          }
+          const live = outcome.browserSessionId;
+          held = live ? outcome.state : null;
+          const flowDeadline = live ? Math.min(deadline, Date.parse(current.flow_started_at ?? now.toISOString()) + scaledMs(browserFlowTimeoutSeconds, deps.timing)) : deadline;
+          const expiresAt = Math.min(clock().getTime() + scaledMs(inputTimeoutSeconds, deps.timing), flowDeadline);
+          const waiting = await deps.connections.guardedUpdate(current.org, current.id, { flowId: input.flow_id }, {
+            ...promptFields(outcome.prompt),
+            flow_step: "AWAITING_INPUT",
+            website_error: outcome.websiteError,
+            flow_expires_at: new Date(expiresAt).toISOString(),
+            flow_engine_state: await deps.secrets.seal(JSON.stringify(outcome.state), sealContext(current, input.flow_id, "engine_state")),
+            flow_submission: null,
+            flow_task_token: null,
+            browser_session_id: live ?? null,
+          });
+          if (!waiting) return ended;
+          if (!live) return { ...input, next: "await_input", input_timeout_seconds: timeoutSeconds(expiresAt - clock().getTime()) };
+          // The browser holds the page, which no other invocation can reach: this one waits for the answer.
+          const answered = await nextSubmission(input, expiresAt);
+          if (answered === "ended" || answered === "expired") {
+            held = null;
+            // A deleted connection's trace goes with it; an expired flow's is one people debug.
+            const replayId = await deps.engine.release(outcome.state, answered === "expired");
+            if (answered === "expired") await outcomes.expire(waiting, input.flow_id, replayId);
+            return ended;
+          }
+          current = answered;
+          outcome = await runStep(current, input.flow_id, outcome.state);
         }
-        if (outcome.kind === "failure") {
-          await outcomes.fail(current, { flowId: input.flow_id }, { status: "FAILED", code: outcome.errorCode, message: outcome.message, replayId: outcome.replayId });
-          return ended;
-        }
-        const live = outcome.browserSessionId;
-        const flowDeadline = live ? Math.min(deadline, Date.parse(current.flow_started_at ?? now.toISOString()) + scaledMs(browserFlowTimeoutSeconds, deps.timing)) : deadline;
-        const expiresAt = Math.min(clock().getTime() + scaledMs(inputTimeoutSeconds, deps.timing), flowDeadline);
-        const waiting = await deps.connections.guardedUpdate(current.org, current.id, { flowId: input.flow_id }, {
-          ...promptFields(outcome.prompt),
-          flow_step: "AWAITING_INPUT",
-          website_error: outcome.websiteError,
-          flow_expires_at: new Date(expiresAt).toISOString(),
-          flow_engine_state: await deps.secrets.seal(JSON.stringify(outcome.state), sealContext(current, input.flow_id, "engine_state")),
-          flow_submission: null,
-          flow_task_token: null,
-          browser_session_id: live ?? null,
-        });
-        if (!waiting) {
-          await deps.engine.release(outcome.state);
-          return ended;
-        }
-        if (!live) return { ...input, next: "await_input", input_timeout_seconds: timeoutSeconds(expiresAt - clock().getTime()) };
-        // The browser holds the page, which no other invocation can reach: this one waits for the answer.
-        const answered = await nextSubmission(input, expiresAt);
-        if (answered === "ended" || answered === "expired") {
-          // A deleted connection's trace goes with it; an expired flow's is one people debug.
-          const replayId = await deps.engine.release(outcome.state, answered === "expired");
-          if (answered === "expired") await outcomes.expire(waiting, input.flow_id, replayId);
-          return ended;
-        }
-        current = answered;
-        outcome = await runStep(current, input.flow_id, outcome.state);
-        if (outcome === "no_submission") throw new Error("a submission read from the record went missing");
       }
     },
   };
@@ -463,10 +476,12 @@ export function loginStepCore(deps: LoginStepDeps) {
   /** Polls the record until a submission comes, the flow ends elsewhere (deleted, canceled), or it expires. */
   async function nextSubmission(input: FlowExecutionInput, expiresAt: number): Promise<Connection | "ended" | "expired"> {
     for (;;) {
+      // Read after the clock: a submission the route took before the expiry is still answered.
+      const expired = clock().getTime() >= expiresAt;
       const connection = await currentFlow(deps.connections, input);
       if (!connection) return "ended";
       if (connection.flow_step === "SUBMITTING" && connection.flow_submission) return connection;
-      if (clock().getTime() >= expiresAt) return "expired";
+      if (expired) return "expired";
       await sleep(deps.submissionPollMs ?? 100);
     }
   }

@@ -3,8 +3,9 @@ import type { SessionEvidence } from "./session-evidence.ts";
 import { loginEngineKinds, type EngineState, type LoginEngine, type LoginEngineKind, type LoginTarget, type StepOutcome, type Submission } from "./types.ts";
 
 /**
- * Which engine runs a flow, kept beside that engine's own state, with the values typed so far by
- * credential ref (identifier, password): what a flow moved to the browser mid-way answers again.
+ * Which engine runs a flow, kept beside that engine's own state, with the credential ref (identifier,
+ * password) of each field id asked so far: a flow moved to the browser mid-way answers the values of
+ * the submission that moved it by ref, since the browser's fields have ids of their own.
  */
 interface ChoiceState {
   engine: LoginEngineKind;
@@ -42,6 +43,8 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
 
   function readChoice(state: EngineState): ChoiceState {
     const choice = state as unknown as Partial<ChoiceState>;
+    // A flow begun before engines were chosen holds the HTTP engine's state as it is.
+    if (choice.engine === undefined && choice.inner === undefined) return { engine: "http", inner: state, refsById: {} };
     if (!loginEngineKinds.includes(choice.engine as LoginEngineKind) || typeof choice.inner !== "object" || choice.inner === null) {
       throw new Error("the flow's saved state does not say which engine runs it");
     }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Kernel from "@onkernel/sdk";
@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openContextWithState } from "#shared/login/browser/browser-state.ts";
 import { totpCode } from "#shared/login/totp.ts";
 import { scriptShapes, startScriptSites, type ScriptShape, type ScriptSites } from "../sites/script-sites.ts";
-import { loginChromiumForTests } from "../support/login-chromium.ts";
-import { downloadedSession, flowStatusesAcrossDelete, nextFlowState, type Connection } from "../support/login-flows.ts";
+import { chromiumChildren, loginChromiumForTests } from "../support/login-chromium.ts";
+import { downloadedSession, driveLogin, flowStatusesAcrossDelete, nextFlowState, type Connection } from "../support/login-flows.ts";
 import { eventually } from "../support/poll.ts";
 import { officialClient, startTestStack } from "../support/stack.ts";
 
@@ -42,23 +42,6 @@ afterAll(async () => {
   rmSync(flowTmp, { recursive: true, force: true });
 });
 
-/** Chromium browser processes (not their helpers) this test process started, through the service or itself. */
-function chromiumChildren(): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-        const [state, parent] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-        return state !== "Z" && Number(parent) === process.pid && args.includes("--remote-debugging-pipe") && !args.some((arg) => arg.startsWith("--type="));
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
 /** The service's login browsers: every Chromium child but the one this file checks profiles with. */
 const loginBrowsers = () => chromiumChildren().length - 1;
 
@@ -85,19 +68,7 @@ function answerFor(connection: Connection, password = sites.user.password) {
   return { selected_choice_id: authenticator.id };
 }
 
-/** Starts a login, answers each step, and answers the states the flow went through. */
-async function logIn(id: string): Promise<Connection[]> {
-  await client.auth.connections.login(id);
-  const states: Connection[] = [];
-  for (let step = 0; step < 10; step++) {
-    const connection = await nextFlowState(client, id);
-    states.push(connection);
-    if (connection.flow_status !== "IN_PROGRESS") return states;
-    await client.auth.connections.submit(id, answerFor(connection));
-    await eventually(async () => ((await client.auth.connections.retrieve(id)).flow_step !== "AWAITING_INPUT" ? true : undefined), "the submit to be taken");
-  }
-  throw new Error(`the login of ${id} did not end within 10 steps`);
-}
+const logIn = (id: string) => driveLogin(client, id, (connection) => answerFor(connection));
 
 /** Opens the shape's signed-in page in a fresh context holding only the profile, and answers whom it shows. */
 async function signedInAs(profileName: string, shape: ScriptShape): Promise<string | null> {

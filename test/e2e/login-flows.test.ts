@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { officialSfnClient } from "../support/official-sfn.ts";
 import { loadConfig } from "#shared/config.ts";
 import { startLoginSite, type LoginShape, type LoginSite } from "../sites/login-site.ts";
-import { answerAs, cookieHeader, downloadedSession, flowStatusesAcrossDelete, logIn, nextFlowState } from "../support/login-flows.ts";
+import { answerAs, cookieHeader, downloadedSession, driveLogin, flowStatusesAcrossDelete, logIn, nextFlowState, type Connection } from "../support/login-flows.ts";
+import { chromiumChildren } from "../support/login-chromium.ts";
 import { eventually } from "../support/poll.ts";
 import { officialClient, startTestStack } from "../support/stack.ts";
 
@@ -59,9 +60,13 @@ describe("login flows through the gateway, driven by the official client", () =>
     const created = await connectionFor(shape, extra);
     const before = site.logins(shape);
 
-    const ended = await logIn(client, site, shape, created.id, options);
+    const states = await driveLogin(client, created.id, (connection) => answerAs(site, shape, connection, options));
 
+    const ended = states.at(-1) as Connection;
     expect(ended).toMatchObject({ flow_status: "SUCCESS", flow_step: "COMPLETED", status: "AUTHENTICATED" });
+    // A site that works over HTTP logs in over HTTP: no step held a browser, and none was started.
+    expect(states.map((state) => state.browser_session_id)).toEqual(states.map(() => null));
+    expect(chromiumChildren()).toEqual([]);
     expect(ended.post_login_url).toContain(`/${shape}/account`);
     expect(site.logins(shape)).toBe(before + 1);
     await expectLoggedInWithDownloadedProfile(created.profile_name, shape);

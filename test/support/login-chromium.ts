@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -59,4 +59,21 @@ export async function loginChromiumForTests() {
       if (unpackDir && existsSync(unpackDir)) await rm(unpackDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Chromium browser processes (not their helpers) this test process started, through the service or itself. */
+export function chromiumChildren(): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        const [state, parent] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        return state !== "Z" && Number(parent) === process.pid && args.includes("--remote-debugging-pipe") && !args.some((arg) => arg.startsWith("--type="));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }

@@ -48,7 +48,24 @@ export function answerAs(site: LoginSite, shape: LoginShape, connection: Connect
   return { selected_choice_id: wanted.id };
 }
 
-/** Drives a whole login through the gateway: login, then answer each step until the flow ends. */
+/**
+ * Drives a whole login through the gateway: login, then `answer` each step until the flow ends.
+ * Answers every state the flow showed, the last one its end.
+ */
+export async function driveLogin(client: Kernel, id: string, answer: (connection: Connection) => Parameters<Kernel["auth"]["connections"]["submit"]>[1]): Promise<Connection[]> {
+  await client.auth.connections.login(id);
+  const states: Connection[] = [];
+  for (let step = 0; step < 10; step++) {
+    const connection = await nextFlowState(client, id);
+    states.push(connection);
+    if (connection.flow_status !== "IN_PROGRESS") return states;
+    await client.auth.connections.submit(id, answer(connection));
+    await eventually(async () => ((await client.auth.connections.retrieve(id)).flow_step !== "AWAITING_INPUT" ? true : undefined), "the submit to be taken");
+  }
+  throw new Error(`login of ${id} did not end within 10 steps`);
+}
+
+/** Drives a whole login on the test login site; answers the state it ended in. */
 export async function logIn(
   client: Kernel,
   site: LoginSite,
@@ -56,14 +73,7 @@ export async function logIn(
   id: string,
   options: Parameters<typeof answerAs>[3] = {},
 ): Promise<Connection> {
-  await client.auth.connections.login(id);
-  for (let step = 0; step < 10; step++) {
-    const connection = await nextFlowState(client, id);
-    if (connection.flow_status !== "IN_PROGRESS") return connection;
-    await client.auth.connections.submit(id, answerAs(site, shape, connection, options));
-    await eventually(async () => ((await client.auth.connections.retrieve(id)).flow_step !== "AWAITING_INPUT" ? true : undefined), "the submit to be taken");
-  }
-  throw new Error(`login of ${id} did not end within 10 steps`);
+  return (await driveLogin(client, id, (connection) => answerAs(site, shape, connection, options))).at(-1) as Connection;
 }
 
 /** The storage state inside the profile's downloaded archive. */

@@ -163,4 +163,14 @@ describe("a browser flow's step", () => {
     expect(await step).toEqual({ ...input, next: "end" });
     expect(engineCalls).toEqual(["start", "release"]);
   });
+
+  it("closes the browser when the step fails on its way (the table is down), not only when the flow ends", async () => {
+    const { core, store, engineCalls } = setup({}, started, { start: async () => (engineCalls.push("start"), heldPage()) });
+    store.guardedUpdate = async () => {
+      throw new Error("the table is unavailable");
+    };
+
+    await expect(core.loginStep(input)).rejects.toThrow("the table is unavailable");
+    expect(engineCalls).toEqual(["start", "release"]);
+  });
 });

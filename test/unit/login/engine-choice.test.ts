@@ -106,4 +106,11 @@ describe("the choice of login engine", () => {
     await engine.release((moved as { state: EngineState }).state);
     expect(browser.calls.at(-1)).toEqual({ call: "release", state: { live: 3 } });
   });
+
+  it("goes on with the HTTP engine for a flow whose state was written before engines were chosen", async () => {
+    const http = scriptedEngine("http", [success]);
+    const browser = scriptedEngine("browser", []);
+    await chooseLoginEngine({ http: http.engine, browser: browser.engine }).submit(target, { version: 1, jar: {} }, { field_values: { password: "pw" } });
+    expect(http.calls).toEqual([{ call: "submit", state: { version: 1, jar: {} }, submission: { field_values: { password: "pw" } } }]);
+  });
 });
