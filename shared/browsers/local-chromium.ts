@@ -4,6 +4,7 @@ import { findPackageJSON } from "node:module";
 import { basename, dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
+import { baseChromiumFlags } from "./chromium-flags.ts";
 import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
 
 export interface LocalChromiumOptions {
@@ -19,18 +20,7 @@ export interface LocalChromiumOptions {
   executable?: string;
 }
 
-const launchFlags = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--remote-debugging-address=127.0.0.1",
-  "--remote-debugging-port=0",
-];
+const launchFlags = [...baseChromiumFlags, "--headless", "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0"];
 
 const launchTimeoutMs = 20_000;
 const exitTimeoutMs = 5_000;
@@ -70,18 +60,18 @@ async function processInfo(pid: number): Promise<{ args: string[]; state: string
 }
 
 /** A process told apart, by its start time, from a later one given the same pid. */
-interface ProcessIdentity {
+export interface ProcessIdentity {
   pid: number;
   startTime: number;
 }
 
-async function thisProcess(): Promise<ProcessIdentity> {
+export async function thisProcess(): Promise<ProcessIdentity> {
   const info = await processInfo(process.pid);
   if (!info) throw new Error("/proc does not show this process");
   return { pid: process.pid, startTime: info.startTime };
 }
 
-async function isAlive(owner: ProcessIdentity): Promise<boolean> {
+export async function isAlive(owner: ProcessIdentity): Promise<boolean> {
   const info = await processInfo(owner.pid);
   return info !== undefined && info.state !== "Z" && info.startTime === owner.startTime;
 }
@@ -90,18 +80,18 @@ async function isAlive(owner: ProcessIdentity): Promise<boolean> {
  * A dot-name for a directory being prepared, naming its owner so that a crash's remnant can be told
  * from another process's work in progress.
  */
-const ownedName = (prefix: string, owner: ProcessIdentity) => `.${prefix}-${owner.pid}-${owner.startTime}-`;
+export const ownedName = (prefix: string, owner: ProcessIdentity) => `.${prefix}-${owner.pid}-${owner.startTime}-`;
 
-function ownerInName(prefix: string, name: string): ProcessIdentity | undefined {
+export function ownerInName(prefix: string, name: string): ProcessIdentity | undefined {
   const match = new RegExp(`^\\.${prefix}-(\\d+)-(\\d+)-`).exec(name);
   return match ? { pid: Number(match[1]), startTime: Number(match[2]) } : undefined;
 }
 
 const exists = (path: string) => access(path).then(() => true, () => false);
 
-/** A live process (not a zombie) started with the profile in `dir`. */
-function runsOn(info: { args: string[]; state: string } | undefined, dir: string): boolean {
-  return info !== undefined && info.state !== "Z" && info.args.includes(profileFlag(dir));
+/** A live process (not a zombie) started with `arg` on its command line. */
+function runsWith(info: { args: string[]; state: string } | undefined, arg: string): boolean {
+  return info !== undefined && info.state !== "Z" && info.args.includes(arg);
 }
 
 /** What browser.json says of the browser launched in `dir`, once the launch has written it. */
@@ -122,14 +112,14 @@ async function isRunning(pid: number, dir: string): Promise<boolean> {
   if (recorded?.pid === pid && recorded.startTime !== undefined) {
     return info !== undefined && info.state !== "Z" && info.startTime === recorded.startTime;
   }
-  return runsOn(info, dir);
+  return runsWith(info, profileFlag(dir));
 }
 
-/** Live processes started with the profile in `dir` (a browser whose pid was never written included). */
-async function processesUsing(dir: string): Promise<{ pid: number; group: number }[]> {
+/** Live processes started with `arg` on their command line, such as a browser's profile flag (one whose pid was never written included). */
+export async function processesWith(arg: string): Promise<{ pid: number; group: number }[]> {
   const pids = (await readdir("/proc")).filter((entry) => /^\d+$/.test(entry)).map(Number);
   const found = await Promise.all(pids.map(async (pid) => ({ pid, info: await processInfo(pid) })));
-  return found.flatMap(({ pid, info }) => (info && runsOn(info, dir) ? [{ pid, group: info.group }] : []));
+  return found.flatMap(({ pid, info }) => (info && runsWith(info, arg) ? [{ pid, group: info.group }] : []));
 }
 
 /**
@@ -265,7 +255,7 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
 
   /** Ends whatever still runs on `dir` (a browser whose pid file was never written included), then removes it. */
   async function endLeftover(dir: string): Promise<void> {
-    for (const { pid, group } of await processesUsing(dir)) {
+    for (const { pid, group } of await processesWith(profileFlag(dir))) {
       try {
         // A browser leads its own process group: ending the group ends its helpers with it.
         process.kill(group === pid ? -pid : pid, "SIGKILL");

@@ -57,6 +57,7 @@ async function loadBrowserEngine(config: Config): Promise<LoginEngine> {
         const launched = await launchLoginBrowser({ executablePath: await executablePath(), proxyServer: proxy.server });
         return {
           browser: launched,
+          refused: () => proxy.refused(),
           async close() {
             try {
               await launched.close();

@@ -5,11 +5,12 @@ import { log } from "../log.ts";
 import { analyzeStep, automaticRequest, encodeForm, hasPasswordForm, isLoginUrl, signInLinkRank, type LoginStep, type StepPlan } from "./forms.ts";
 import { createWebClient, RefusedRequestError, UnreachableError, type NetworkOptions, type Page, type PageRequest } from "./http.ts";
 import { parsePage, type PageModel } from "./page.ts";
+import { judgeProbe } from "./probe-verdict.ts";
 import { rateLimitOf } from "./rate-limit.ts";
 import { hostOf, scopeRefusal, type ScopePolicy } from "./scope.ts";
 import { siteErrorOf, siteMessages, type SiteMessage } from "./site-message.ts";
 import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "./session.ts";
-import { judgeWithEvidence, learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "./session-evidence.ts";
+import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "./session-evidence.ts";
 import { readSubmission } from "./submission.ts";
 import type {
   EngineState,
@@ -145,10 +146,11 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
         recordFields(state, intent.values, secrets);
         request = { ...encodeForm(plan.forms[plan.fieldForm!]!, intent.values, [], true), referer: plan.pageUrl };
       }
+      const submitted = { url: request.url, jarBefore: state.jar };
       const { page, model } = await load(jar, target, request, state.history);
       state.jar = serializeJar(jar);
       const answeredPost = request.method === "POST" && page.visited.length === 1 && page.visited[0] === request.url;
-      return afterSubmit(state, jar, page, model, intent.kind !== "nothing", secrets, () =>
+      return afterSubmit(state, jar, page, model, intent.kind !== "nothing", secrets, submitted, () =>
         learnEvidence(target, jar, { page, model }, answeredPost, state.durableValues.identifier ? [state.durableValues.identifier] : []),
       );
     });
@@ -204,19 +206,18 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
       if (error instanceof RefusedRequestError || error instanceof UnreachableError) return { state: "unreachable", reason: error.message };
       throw error;
     }
-    if (page.status >= 500) return { state: "unreachable", reason: `the site answered HTTP ${page.status}` };
-    // A rate limit says nothing about the session: its state is unknown, not lost.
-    if (page.status === 429 || (page.status >= 400 && page.headers["retry-after"] !== undefined)) {
-      return { state: "unreachable", reason: `the site is limiting requests (HTTP ${page.status})` };
-    }
-    const refusal = refusalOf(page, model, postLoginUrl);
-    if (refusal) return { state: "logged_out", reason: refusal };
-    // Nor does a 404 or another error answer: post_login_url may have moved.
-    if (page.status >= 400) return { state: "unreachable", reason: `the site answered HTTP ${page.status} for ${pathOf(postLoginUrl)}, which may have moved` };
-    if (evidence === null) return { state: "logged_in" };
-    const deleted = deletedSessionCookie(jar, page, postLoginUrl, evidence);
-    if (deleted) return { state: "logged_out", reason: `the site deleted the session cookie ${deleted}` };
-    return judgeWithEvidence(evidence, () => model ?? parsePage(page.body, page.url));
+    const answered = page;
+    return judgeProbe(
+      {
+        status: answered.status,
+        retryAfter: answered.headers["retry-after"] !== undefined,
+        requestedPath: pathOf(postLoginUrl),
+        signedOutSign: async () => refusalOf(answered, model, postLoginUrl),
+        deletedCookie: async (names) => deletedSessionCookie(jar, answered, postLoginUrl, names),
+        model: async () => model ?? parsePage(answered.body, answered.url),
+      },
+      evidence,
+    );
   }
 
   // Nothing outlives a step: the whole flow is in the state.
@@ -236,11 +237,11 @@ export function refusalOf(page: Pick<Page, "status" | "url" | "body">, model: Pa
   return null;
 }
 
-/** A session cookie the answer deleted (or let expire); only an answer that set cookies or redirected can have. */
-function deletedSessionCookie(jar: CookieJar, page: Page, postLoginUrl: string, evidence: SessionEvidence): string | null {
-  if (evidence.sessionCookies.length === 0 || (page.visited.length === 1 && !page.headers["set-cookie"])) return null;
+/** A session cookie of `names` the answer deleted (or let expire); only an answer that set cookies or redirected can have. */
+function deletedSessionCookie(jar: CookieJar, page: Page, postLoginUrl: string, names: readonly string[]): string | null {
+  if (names.length === 0 || (page.visited.length === 1 && !page.headers["set-cookie"])) return null;
   const kept = new Set(jar.getCookiesSync(postLoginUrl).map((cookie) => cookie.key));
-  return evidence.sessionCookies.find((name) => !kept.has(name)) ?? null;
+  return names.find((name) => !kept.has(name)) ?? null;
 }
 
 /** The login page: `loginUrl`, or the domain's home page, or a sign-in link on either. */
@@ -259,15 +260,20 @@ async function findLoginPage(target: LoginTarget, policy: ScopePolicy, load: (ur
   throw browserMayHelp(new FlowFailure("login_form_not_found", `no login form at ${pathOf(entry.page.url)} (HTTP ${entry.page.status}) nor behind a sign-in link on it${scripted}`));
 }
 
-/** https first; plain http too for an IP literal or localhost, where local test sites run. */
-async function loadHomePage(domain: string, load: (url: string) => Promise<Loaded>): Promise<Loaded> {
-  const local = domain === "localhost" || isIP(domain) !== 0;
+/** The domain's home page: https, then plain http too for an IP literal or localhost, where local test sites run. */
+export function homePageUrls(domain: string): string[] {
   const host = isIP(domain) === 6 ? `[${domain}]` : domain;
+  const local = domain === "localhost" || isIP(domain) !== 0;
+  return local ? [`https://${host}/`, `http://${host}/`] : [`https://${host}/`];
+}
+
+async function loadHomePage(domain: string, load: (url: string) => Promise<Loaded>): Promise<Loaded> {
+  const [secure, plain] = homePageUrls(domain);
   try {
-    return await load(`https://${host}/`);
+    return await load(secure!);
   } catch (error) {
-    if (!local || !(error instanceof UnreachableError)) throw error;
-    return load(`http://${host}/`);
+    if (plain === undefined || !(error instanceof UnreachableError)) throw error;
+    return load(plain);
   }
 }
 
@@ -287,6 +293,7 @@ async function afterSubmit(
   model: PageModel,
   answered: boolean,
   secrets: string[],
+  submitted: { url: string; jarBefore: SerializedCookieJar },
   learn: () => Promise<{ evidence: SessionEvidence; postLoginUrl: string }>,
 ): Promise<StepOutcome> {
   const messages = siteMessages(model, secrets);
@@ -313,7 +320,13 @@ async function afterSubmit(
   if (siteError && isLoginUrl(page.url)) throw new FlowFailure("credentials_invalid", `the site stopped the login: ${siteError}`);
   const learnt = await learn();
   const session = jarToStorageState(jar, model.localStorage.length > 0 ? [{ origin: new URL(page.url).origin, localStorage: model.localStorage }] : []);
-  if (session.cookies.length === 0) throw browserMayHelp(new FlowFailure("internal_error", "the site showed no login step but set no cookie, so there is no session to keep"));
+  // A session the submit started shows as a cookie it (or a page it led to) set or changed, or as a
+  // move off the login pages; a token the page's script keeps shows as neither, and a cookie from
+  // before the submit (a CSRF or analytics cookie of the login page) is no sign of one.
+  const movedOn = page.url !== submitted.url && page.url !== state.step.pageUrl && !isLoginUrl(page.url);
+  if (session.cookies.length === 0 || (!movedOn && !cookieSetSince(submitted.jarBefore, state.jar))) {
+    throw browserMayHelp(new FlowFailure("internal_error", "the site showed no login step but set no new cookie, so there is no session to keep"));
+  }
   return {
     kind: "success",
     session,
@@ -324,6 +337,14 @@ async function afterSubmit(
     ssoProvider: state.ssoProvider,
     evidence: learnt.evidence,
   };
+}
+
+/** True when `after` holds a live cookie that `before` did not, or with another value. */
+function cookieSetSince(before: SerializedCookieJar, after: SerializedCookieJar): boolean {
+  const cookiesOf = (jar: SerializedCookieJar) => jarToStorageState(deserializeJar(jar)).cookies;
+  const identity = (cookie: StorageState["cookies"][number]) => `${cookie.domain};${cookie.path};${cookie.name}`;
+  const earlier = new Map(cookiesOf(before).map((cookie) => [identity(cookie), cookie.value]));
+  return cookiesOf(after).some((cookie) => earlier.get(identity(cookie)) !== cookie.value);
 }
 
 /** Records what the submitted fields were: requirements, durable values, and the secrets a site message must not echo. */

@@ -100,13 +100,15 @@ describe("replays of browser logins (record_session)", () => {
     recorded = { connectionId: created.id, replayId: event.replay_id as string };
   });
 
-  it("names the flow's replay on its SUCCESS event, and downloads it as a Playwright trace with no typed secret in any entry", async () => {
+  it("names the flow's replay on its SUCCESS event, and downloads it as a Playwright trace with no typed secret and no screencast in any entry", async () => {
     const response = await downloadReplay(recorded.connectionId, recorded.replayId);
 
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("application/zip");
     const entries = unzipSync(new Uint8Array(await response.arrayBuffer()));
     expect(Object.keys(entries)).toEqual(expect.arrayContaining(["trace.trace", "trace.network"]));
+    // Screencast frames would show the typed identifier as pixels, which no masking reaches.
+    expect(Object.keys(entries).filter((name) => name.startsWith("screencast/"))).toEqual([]);
     const actions = new TextDecoder().decode(entries["trace.trace"]);
     expect(actions).toContain('"method":"fill"');
     expect(actions).toContain(replayMask);

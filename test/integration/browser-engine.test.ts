@@ -2,11 +2,14 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openContextWithState } from "#shared/login/browser/browser-state.ts";
 import { createBrowserLoginEngine } from "#shared/login/browser/engine.ts";
+import { launchLoginBrowser } from "#shared/login/browser/chromium.ts";
+import { startPolicyProxy, type PolicyProxy } from "#shared/login/browser/network-policy-proxy.ts";
 import { createLoginEngine } from "#shared/login/engine.ts";
 import { generateTotpSecret, totpCode, totpMatches } from "#shared/login/totp.ts";
 import type { LoginEngine, LoginTarget, StepOutcome, Submission } from "#shared/login/types.ts";
 import { scriptShapes, startScriptSites, type ScriptSites } from "../sites/script-sites.ts";
-import { loginChromiumForTests } from "../support/login-chromium.ts";
+import { escapeHtml } from "../sites/site-html.ts";
+import { browserPid, commandLineOf, loginChromiumForTests } from "../support/login-chromium.ts";
 import { eventually } from "../support/poll.ts";
 import { handlerClock, htmlReply, redirectReply, serveRoutes, textReply, type Exchange, type Route } from "../sites/site-http.ts";
 
@@ -54,6 +57,26 @@ setTimeout(async () => {
   if (me && me.ok) dashboard(await me.text()); else loginForm(null);
 }, 30);
 </script>`);
+
+  // A login drawn by script whose inputs have neither name nor id, drawn anew (new elements) after a
+  // wrong password; it keeps the token in localStorage and never leaves the page.
+  const namelessPage = `<!doctype html><title>Acme</title><div id="root"></div>
+<script>
+const root = document.getElementById("root");
+function loginForm(error) {
+  root.innerHTML = '<main><h1>Sign in</h1>' + (error ? '<p role="alert">' + error + '</p>' : '') +
+    '<div class="card"><label>Email <input type="email" autocomplete="username"></label>' +
+    '<label>Password <input type="password" autocomplete="current-password"></label><button type="button">Sign in</button></div></main>';
+  const [email, password] = root.querySelectorAll("input");
+  root.querySelector("button").addEventListener("click", async () => {
+    const answer = await fetch("/spa/api/login", { method: "POST", body: new URLSearchParams({ email: email.value, password: password.value }) });
+    if (!answer.ok) return loginForm("Incorrect email or password.");
+    localStorage.setItem("token", await answer.text());
+    root.innerHTML = '<main><h1>Dashboard</h1><p>Signed in</p></main>';
+  });
+}
+loginForm(null);
+</script>`;
 
   const idFirstScript = `
 customElements.define("acme-login", class extends HTMLElement {
@@ -103,6 +126,17 @@ customElements.define("acme-login", class extends HTMLElement {
       {
         POST: (exchange) =>
           exchange.form.get("email") === user.email && exchange.form.get("password") === user.password ? textReply(token()) : textReply("no", 401),
+      },
+    ],
+    ["/nameless/login", { GET: () => htmlReply(namelessPage) }],
+    // The same login served with 401, as some single-page apps serve every page to a visitor without a session.
+    ["/walled/login", { GET: () => htmlReply(namelessPage, 401) }],
+    [
+      "/leaves/login",
+      {
+        GET: (exchange) =>
+          htmlReply(`<!doctype html><title>Sign in</title><form method="post" action="${escapeHtml(exchange.query.get("to") ?? "")}">
+<input name="email" type="email"><input name="password" type="password"><button>Sign in</button></form>`),
       },
     ],
     ["/spa/api/me", { GET: (exchange) => (bearer(exchange, exchange.query.get("token") ?? undefined) ? textReply(user.name) : textReply("no", 401)) }],
@@ -208,6 +242,7 @@ async function answer(loginTarget: LoginTarget, step: Input, submission: Submiss
   return engine.submit(loginTarget, JSON.parse(JSON.stringify(step.state)), submission);
 }
 
+/** The file's Chromium executable, as its running process names it, for a browser launched behind a proxy. */
 /** Every flow's browser is closed once its flow ended. */
 async function noBrowserLeft(): Promise<void> {
   await eventually(async () => (chromium.running().length === 0 ? true : undefined), "the flow's Chromium to exit", 10);
@@ -328,6 +363,67 @@ describe("browser login engine", () => {
     expect(unreachable).toMatchObject({ kind: "failure", errorCode: "site_unreachable" });
     expect(await engine.start(target("/captcha/login"))).toMatchObject({ kind: "failure", errorCode: "captcha_blocked" });
     await noBrowserLeft();
+  }, 90_000);
+
+  it("ends a third wrong password with credentials_invalid where the form, without names or ids, is drawn anew each time", async () => {
+    const loginTarget = target("/nameless/login");
+    let step = asInput(await engine.start(loginTarget));
+    expect(step.prompt.fields.map((field) => field.type)).toEqual(["identifier", "password"]);
+    for (let attempt = 1; attempt < 3; attempt++) {
+      step = asInput(await answer(loginTarget, step, { field_values: { identifier: user.email, password: `wrong ${attempt}` } }));
+      expect(step.websiteError).toBe("Incorrect email or password.");
+    }
+    expect(await answer(loginTarget, step, { field_values: { identifier: user.email, password: "wrong 3" } })).toMatchObject({
+      kind: "failure",
+      errorCode: "credentials_invalid",
+    });
+    await noBrowserLeft();
+  }, 90_000);
+
+  it("logs in on a page first served with 401 whose script signs in without loading another page", async () => {
+    const loginTarget = target("/walled/login");
+    const first = asInput(await engine.start(loginTarget));
+    const success = asSuccess(await answer(loginTarget, first, { field_values: { identifier: user.email, password: user.password } }));
+    expect(success.session.origins).toContainEqual(expect.objectContaining({ origin: siteUrl, localStorage: [expect.objectContaining({ name: "token" })] }));
+    await noBrowserLeft();
+  }, 90_000);
+
+  it("ends a login whose form leaves the connection's sites with unsupported_auth_method, as the HTTP engine does, over http and https", async () => {
+    const { executablePath } = chromium;
+    const proxies: PolicyProxy[] = [];
+    const pids: number[] = [];
+    const behindProxy = createBrowserLoginEngine({
+      async openBrowser(openedFor) {
+        const proxy = await startPolicyProxy({ target: openedFor, allowPrivateTargets: true });
+        proxies.push(proxy);
+        const browser = await launchLoginBrowser({ executablePath, proxyServer: proxy.server });
+        pids.push(await browserPid(browser));
+        return {
+          browser,
+          refused: () => proxy.refused(),
+          async close() {
+            await browser.close();
+            await proxy.close();
+          },
+        };
+      },
+    });
+    const httpEngine = createLoginEngine({ allowPrivateTargets: true });
+    const credentials: Submission = { field_values: { identifier: user.email, password: user.password } };
+    for (const elsewhere of [`http://elsewhere.test:${site.port}/session`, "https://elsewhere.test/session"]) {
+      const loginTarget = target(`/leaves/login?to=${encodeURIComponent(elsewhere)}`);
+
+      const inBrowser = await behindProxy.submit(loginTarget, asInput(await behindProxy.start(loginTarget)).state, credentials);
+      const overHttp = await httpEngine.submit(loginTarget, asInput(await httpEngine.start(loginTarget)).state, credentials);
+
+      expect(inBrowser, elsewhere).toMatchObject({ kind: "failure", errorCode: "unsupported_auth_method", message: expect.stringContaining("elsewhere.test is outside") });
+      expect(overHttp, elsewhere).toMatchObject({ kind: "failure", errorCode: "unsupported_auth_method" });
+    }
+    expect(proxies.flatMap((proxy) => proxy.refused())).toEqual([
+      expect.stringMatching(new RegExp(`^elsewhere\\.test:${site.port}: elsewhere\\.test is outside`)),
+      expect.stringMatching(/^elsewhere\.test:443: elsewhere\.test is outside/),
+    ]);
+    await eventually(async () => (pids.every((pid) => commandLineOf(pid) === undefined) ? true : undefined), "the flows' Chromium to exit", 10);
   }, 90_000);
 
   it("release closes the flow's browser, and a later submit resumes in a new browser with the answers given", async () => {

@@ -6,6 +6,8 @@ import { createLoginEngine } from "#shared/login/engine.ts";
 import { totpCode } from "#shared/login/totp.ts";
 import type { LoginTarget, StepOutcome, Submission } from "#shared/login/types.ts";
 import { startLoginSite, type LoginSite } from "../sites/login-site.ts";
+import { field, page, postForm } from "../sites/site-html.ts";
+import { handlerClock, htmlReply, invalidCsrfReply, preSessions, randomToken, serveRoutes, type Route } from "../sites/site-http.ts";
 
 let site: LoginSite;
 
@@ -272,5 +274,49 @@ describe("re-auth without a person", () => {
     const outcome = await reauth("sms", { values: { identifier: site.user.email, password: site.user.password }, totpCode: null });
     expect(outcome).toEqual({ blocked: "requires_sms_code" });
     expect(canReauthReason(["identifier", "password", "sms_code"], true, false)).toBe("requires_sms_code");
+  });
+});
+
+describe("a login whose session is a token the page keeps", () => {
+  /** The login page starts a CSRF cookie; the sign-in POST answers a JSON token for the page's script to keep, and sets no cookie. */
+  async function startTokenSite() {
+    const visitors = preSessions("csrf", "/");
+    const loginPage: Route = {
+      GET: (exchange) =>
+        htmlReply(
+          page({
+            brand: "Tokens",
+            title: "Sign in",
+            main: postForm({
+              action: "/login",
+              csrfToken: visitors.csrfToken(visitors.idOf(exchange)),
+              submit: "Sign in",
+              body: [
+                field({ id: "email", name: "email", label: "Email address", type: "email", autocomplete: "username" }),
+                field({ id: "password", name: "password", label: "Password", type: "password", autocomplete: "current-password" }),
+              ].join("\n"),
+            }),
+          }),
+        ),
+      POST: (exchange) =>
+        visitors.verifiedId(exchange) ? { status: 200, body: JSON.stringify({ token: randomToken() }), headers: { "content-type": "application/json" } } : invalidCsrfReply(),
+    };
+    const server = await serveRoutes(new Map([["/login", loginPage]]), handlerClock());
+    return { url: `http://127.0.0.1:${server.port}`, stop: server.stop };
+  }
+
+  it("leaves it to the browser: a CSRF cookie from the login page is no session", async () => {
+    const tokenSite = await startTokenSite();
+    try {
+      const loginTarget: LoginTarget = { domain: "127.0.0.1", loginUrl: `${tokenSite.url}/login`, allowedDomains: [] };
+      const first = asInput(await engine.start(loginTarget));
+
+      const outcome = await answer(loginTarget, first, { field_values: { identifier: "ada@example.com", password: "correct horse" } });
+
+      expect(outcome).toMatchObject({ kind: "failure", errorCode: "internal_error", browserMayHelp: true });
+      expect(JSON.stringify(outcome)).not.toContain("correct horse");
+    } finally {
+      await tokenSite.stop();
+    }
   });
 });

@@ -413,4 +413,41 @@ describe("the login engine's Chromium behind the proxy", () => {
       await browser.close();
     }
   });
+
+  it("in AWS mode, loads nothing from loopback by IPv4 or IPv6, though it is the target's own domain", async () => {
+    const seenOnIpv6: string[] = [];
+    const ipv6Origin = createServer((request, response) => {
+      seenOnIpv6.push(`${request.method} ${request.url}`);
+      response.end("loopback data");
+    });
+    ipv6Origin.listen(0, "::1");
+    await once(ipv6Origin, "listening");
+    const ipv6Port = (ipv6Origin.address() as AddressInfo).port;
+    const proxy = await startPolicyProxy({ target: { domain: "127.0.0.1", loginUrl: null, allowedDomains: ["::1"] }, allowPrivateTargets: false, resolve: stubResolver({}).resolve });
+    proxies.push(proxy);
+    const seenBefore = origin.seen.length;
+    const browser = await launchLoginBrowser({ executablePath: await chromiumExecutable(), proxyServer: proxy.server });
+    try {
+      const page = await browser.newPage();
+      const statuses: Array<number | undefined> = [];
+      // The web's own port too, where the refusal is the address's rather than the port's.
+      for (const url of [`http://127.0.0.1:${origin.port}/`, `http://[::1]:${ipv6Port}/`, "http://127.0.0.1/", "http://[::1]/"]) {
+        statuses.push((await page.goto(url))?.status());
+      }
+
+      expect(statuses).toEqual([403, 403, 403, 403]);
+      expect(origin.seen.slice(seenBefore)).toEqual([]);
+      expect(seenOnIpv6).toEqual([]);
+      expect(proxy.refused()).toEqual([
+        expect.stringMatching(new RegExp(`^127\\.0\\.0\\.1:${origin.port}: .*port ${origin.port} is not 80 or 443`)),
+        expect.stringMatching(new RegExp(`^\\[::1\\]:${ipv6Port}: .*port ${ipv6Port} is not 80 or 443`)),
+        "127.0.0.1:80: 127.0.0.1: a loopback address, which this deployment does not reach",
+        "[::1]:80: ::1: a loopback address, which this deployment does not reach",
+      ]);
+    } finally {
+      await browser.close();
+      ipv6Origin.closeAllConnections();
+      await new Promise((closed) => ipv6Origin.close(closed));
+    }
+  });
 });

@@ -50,6 +50,7 @@ export async function loginChromiumForTests() {
   };
 
   return {
+    executablePath,
     launch,
     openBrowser,
     /** Browsers this file opened whose process still runs. */

@@ -62,6 +62,8 @@ function serializeRenderedDom({ refAttribute, round }: { refAttribute: string; r
     /** Under a real form, or tied to one by a `form` attribute. */
     owned: boolean;
     chrome: boolean;
+    /** An input with neither name nor id: what it is (type, autocomplete), for the name that stands in. */
+    nameless?: string;
   }
   const elementNode = 1;
   const textNode = 3;
@@ -123,8 +125,9 @@ function serializeRenderedDom({ refAttribute, round }: { refAttribute: string; r
       if ((name === "href" && tag === "a") || (name === "action" && tag === "form") || (name === "src" && tag === "iframe")) attrs.push([name, absolute(value, element.baseURI)]);
       else attrs.push([name, value]);
     }
-    // Script-driven inputs often have no name, which a form needs to send them: the id or the ref stands in.
-    if (tag === "input" && !element.getAttribute("name") && ref) attrs.push(["name", element.getAttribute("id") || ref]);
+    // Script-driven inputs often have no name, which a form needs to send them: the id stands in, or else a name given below.
+    const nameless = tag === "input" && !element.getAttribute("name");
+    if (nameless && element.getAttribute("id")) attrs.push(["name", element.getAttribute("id")!]);
     if (hidden && !parentHidden) attrs.push(["hidden", ""]);
     if (element.checked === true && (type === "radio" || type === "checkbox")) attrs.push(["checked", ""]);
     if (element.selected === true && tag === "option") attrs.push(["selected", ""]);
@@ -136,6 +139,7 @@ function serializeRenderedDom({ refAttribute, round }: { refAttribute: string; r
         ? "button"
         : "other";
     const node: Built = { tag, attrs, children: [], parent, holdsForm: tag === "form", kind, owned: (parent?.owned ?? false) || tag === "form" || element.getAttribute("form") !== null, chrome };
+    if (nameless && !element.getAttribute("id")) node.nameless = [type || "text", element.getAttribute("autocomplete") ?? ""].filter(Boolean).join("-");
     if (tag === "head") {
       // Of the head, only the title speaks to the analysis.
       for (const child of Array.from(element.childNodes)) {
@@ -212,6 +216,22 @@ function serializeRenderedDom({ refAttribute, round }: { refAttribute: string; r
     for (const child of form.children) if (typeof child !== "string") child.parent = form;
     lowest.children = [form];
   }
+
+  // The name of an input with neither name nor id says what it is and where it sits among its form's
+  // fields, never anything of this snapshot's: a form that script draws again (new elements, the same
+  // fields) is then the same step, as a rejected password shown again must be.
+  const nameNameless = (node: Built, form: { fields: number }) => {
+    for (const child of node.children) {
+      if (typeof child === "string") continue;
+      const within = child.tag === "form" ? { fields: 0 } : form;
+      if (child.kind === "fillable") {
+        const position = within.fields++;
+        if (child.nameless !== undefined) child.attrs.push(["name", `${child.nameless}-${position}`]);
+      }
+      nameNameless(child, within);
+    }
+  };
+  nameNameless(root, { fields: 0 });
 
   const escapeText = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   const escapeAttribute = (text: string) => text.replace(/&/g, "&amp;").replace(/"/g, "&quot;");

@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { isIP } from "node:net";
-import type { Browser, BrowserContext, Locator, Page, Response } from "playwright-core";
+import type { Browser, BrowserContext, Locator, Page, Request, Response } from "playwright-core";
 import type { StorageState } from "../../archive/storage-state.ts";
 import { newId } from "../../ids.ts";
 import { log } from "../../log.ts";
@@ -9,6 +8,7 @@ import {
   asksToSignIn,
   checkBlocked,
   FlowFailure,
+  homePageUrls,
   maxRejections,
   outcomeOf,
   pathOf,
@@ -17,13 +17,14 @@ import {
   type StepProgress,
 } from "../engine.ts";
 import { isLoginUrl, type LoginStep } from "../forms.ts";
+import { RefusedRequestError } from "../http.ts";
 import { scopeRefusal } from "../scope.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "../session-evidence.ts";
 import { siteErrorOf } from "../site-message.ts";
 import { readSubmission } from "../submission.ts";
 import type { EngineState, LoginEngine, LoginTarget, MfaType, ProbeOutcome, StepOutcome, Submission } from "../types.ts";
 import { captureBrowserState } from "./browser-state.ts";
-import { isTimeout } from "./chromium.ts";
+import { navigate, NavigationError, navigationTimeoutMs, reload, unreachableReason } from "./chromium.ts";
 import { discover, signInControls, type Discovery, type StepTargets } from "./discovery.ts";
 import { refAttribute } from "./dom-snapshot.ts";
 import { createFlowRegistry } from "./flow-registry.ts";
@@ -54,16 +55,27 @@ interface BrowserFlowState extends StepProgress {
   choicesMade: Array<{ signature: string; choiceId: string }>;
 }
 
+interface SiteAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+}
+
 interface LiveFlow {
   id: string;
   browser: Browser;
   context: BrowserContext;
   page: Page;
   network: NetworkWatch;
-  /** The main document's last answer, for the checks that read a status (bot walls, rate limits). */
-  lastDocument: { status: number; headers: IncomingHttpHeaders } | null;
+  /**
+   * The main frame's last document since the engine's last action: the site's answer, for the checks
+   * that read a status (bot walls, rate limits), or why it did not load. One from before the action
+   * (a login page served with 401) says nothing of what the action did.
+   */
+  lastDocument: ({ url: string } & ({ answer: SiteAnswer } | { failure: string })) | null;
   /** A rate-limiting answer to one of the page's own calls since the last action (a single-page app's login API). */
-  limitedCall: { status: number; headers: IncomingHttpHeaders } | null;
+  limitedCall: SiteAnswer | null;
+  /** What the network policy refused so far, as `host:port: reason`. */
+  refused(): string[];
   target: LoginTarget;
   /** Set while the flow is traced: the values typed so far that the trace must not show. */
   recording: { secrets: Set<string> } | null;
@@ -75,7 +87,6 @@ const maskedFieldTypes = new Set(["identifier", "password", "code", "totp_code",
 
 /** A flow left without a submission this long has been abandoned: its browser is closed. */
 const idleLimitMs = 15 * 60 * 1000;
-const navigationTimeoutMs = 20_000;
 const actionTimeoutMs = 5_000;
 const loadSettleMs = 5_000;
 /** How long after a submit the page may take to show its answer (a new step, an error, the signed-in page). */
@@ -112,6 +123,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
       network: watchNetwork(page),
       lastDocument: null,
       limitedCall: null,
+      refused: () => opened.refused?.() ?? [],
       target,
       recording: target.recordSession && options.saveReplay ? { secrets: new Set() } : null,
       close: () => opened.close(),
@@ -119,9 +131,16 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
     page.on("response", (response: Response) => {
       const request = response.request();
       const answer = { status: response.status(), headers: response.headers() };
-      if (request.isNavigationRequest() && response.frame() === page.mainFrame()) flow.lastDocument = answer;
+      if (request.isNavigationRequest() && response.frame() === page.mainFrame()) flow.lastDocument = { url: response.url(), answer };
       else if (["fetch", "xhr"].includes(request.resourceType()) && (answer.status === 429 || (answer.status >= 400 && answer.headers["retry-after"] !== undefined))) {
         flow.limitedCall = answer;
+      }
+    });
+    page.on("requestfailed", (request: Request) => {
+      const failure = request.failure()?.errorText ?? "net::ERR_FAILED";
+      // An abort is a navigation given up for another one, a download, or an answer without content: none is a failure of the site.
+      if (request.isNavigationRequest() && request.frame() === page.mainFrame() && !failure.includes("ERR_ABORTED")) {
+        flow.lastDocument = { url: request.url(), failure };
       }
     });
     liveFlows.add(flow.id, flow);
@@ -129,8 +148,8 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
   }
 
   /** Runs a step of a live flow; any end but another input keeps its replay and closes its browser. */
-  async function guarded(flow: LiveFlow, run: () => Promise<StepOutcome>): Promise<StepOutcome> {
-    const outcome = await outcomeOf(() => run().catch((error: unknown) => Promise.reject(asFlowFailure(error, flow.page))));
+  async function runStep(flow: LiveFlow, run: () => Promise<StepOutcome>): Promise<StepOutcome> {
+    const outcome = await outcomeOf(() => run().catch((error: unknown) => Promise.reject(asFlowFailure(error, flow))));
     if (outcome.kind === "input") return outcome;
     const replayId = await endFlow(flow, true);
     return flow.recording ? { ...outcome, replayId } : outcome;
@@ -157,7 +176,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
   async function start(target: LoginTarget): Promise<StepOutcome> {
     return outcomeOf(async () => {
       const flow = await open(target);
-      return guarded(flow, async () => {
+      return runStep(flow, async () => {
         const found = await findLogin(flow, target);
         return inputOutcome(newState(flow.id, found), found.step!, null);
       });
@@ -169,7 +188,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
       const state = readState(engineState);
       const flow = liveFlows.get(state.browserSessionId);
       if (!flow) return resume(target, state, submission);
-      return guarded(flow, () => answer(flow, state, submission));
+      return runStep(flow, () => answer(flow, state, submission));
     });
   }
 
@@ -181,7 +200,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
    */
   async function resume(target: LoginTarget, saved: BrowserFlowState, submission: Submission): Promise<StepOutcome> {
     const flow = await open(target);
-    return guarded(flow, async () => {
+    return runStep(flow, async () => {
       const state = newState(flow.id, await findLogin(flow, target));
       state.durableValues = { ...saved.durableValues };
       state.requirements = [...saved.requirements];
@@ -210,13 +229,14 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
   async function findLogin(flow: LiveFlow, target: LoginTarget): Promise<Discovery & { step: LoginStep }> {
     const entryUrl = await openEntry(flow, target);
     let found = await look(flow, null, []);
-    checkBlocked(answerOf(flow, found), found.step !== null, [], now());
+    checkBlocked(siteAnswer(flow, found), found.step !== null, [], now());
     if (found.step) return found as Discovery & { step: LoginStep };
     const entryPath = pathOf(flow.page.url());
     const controls = signInControls(found.model, (url) => scopeRefusal(url, target, { allowPrivateTargets: true }) === null).slice(0, maxSignInControls);
     for (const [index, control] of controls.entries()) {
-      if (index > 0) await flow.page.goto(entryUrl);
-      if (control.href) await flow.page.goto(control.href);
+      beginAction(flow);
+      if (index > 0) await navigate(flow.page, entryUrl);
+      if (control.href) await navigate(flow.page, control.href);
       else {
         const clicked = await locate(flow.page, control.ref)
           .then((element) => element.click())
@@ -224,32 +244,37 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
         if (!clicked) continue;
       }
       found = await look(flow, null, []);
-      checkBlocked(answerOf(flow, found), found.step !== null, [], now());
+      checkBlocked(siteAnswer(flow, found), found.step !== null, [], now());
       if (found.step) return found as Discovery & { step: LoginStep };
     }
     throw new FlowFailure("login_form_not_found", `no login form in the rendered page at ${entryPath} nor behind a sign-in control on it`);
   }
 
-  /** Loads `loginUrl`, or the domain's home page: https first, plain http too for a local test host. */
+  /** Loads `loginUrl`, or the domain's home page as the HTTP engine does (`homePageUrls`); answers the URL loaded. */
   async function openEntry(flow: LiveFlow, target: LoginTarget): Promise<string> {
-    if (target.loginUrl) {
-      await flow.page.goto(target.loginUrl);
-      return target.loginUrl;
+    const candidates = target.loginUrl ? [target.loginUrl] : homePageUrls(target.domain);
+    const last = candidates.pop()!;
+    for (const url of candidates) {
+      beginAction(flow);
+      const loaded = await navigate(flow.page, url).then(
+        () => true,
+        (error: unknown) => {
+          if (error instanceof NavigationError) return false;
+          throw error;
+        },
+      );
+      if (loaded) return url;
     }
-    const host = isIP(target.domain) === 6 ? `[${target.domain}]` : target.domain;
-    const local = target.domain === "localhost" || isIP(target.domain) !== 0;
-    try {
-      await flow.page.goto(`https://${host}/`);
-      return `https://${host}/`;
-    } catch (error) {
-      if (!local) throw error;
-      await flow.page.goto(`http://${host}/`);
-      return `http://${host}/`;
-    }
+    beginAction(flow);
+    await navigate(flow.page, last);
+    return last;
   }
 
+  /** The settled page, analysed; a main document that did not come from the site ends the flow. */
   async function look(flow: LiveFlow, chosenMfa: MfaType | null, secrets: readonly string[], budgetMs = loadSettleMs): Promise<Discovery> {
     await settle(flow.page, flow.network, budgetMs);
+    const failure = documentFailure(flow);
+    if (failure) throw failure;
     return discover(flow.page, chosenMfa, secrets);
   }
 
@@ -269,7 +294,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
     const secrets: string[] = [];
     const before = await sessionFingerprint(flow);
     const urlBefore = flow.page.url();
-    flow.limitedCall = null;
+    beginAction(flow);
     if (intent.kind === "choice") {
       const choice = state.step.choices.find((candidate) => candidate.id === intent.choiceId)!;
       state.requirements = addRequirement(state.requirements, choice.type === "sso_provider" ? null : "choice");
@@ -318,7 +343,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
       const shownAgain = step !== null && state.step.kind === "input" && step.plan.signature === state.step.signature;
       const shownBefore = new Set(state.formMessages);
       const answers = found.messages.filter((message) => !shownBefore.has(message.text));
-      checkBlocked(answerOf(flow, found), shownAgain || (step ? asksToSignIn(step) : isLoginUrl(url)), answers, now());
+      checkBlocked(siteAnswer(flow, found), shownAgain || (step ? asksToSignIn(step) : isLoginUrl(url)), answers, now());
       if (step) {
         // The page may still be at work (a request not sent yet, a spinner): silence earns a little more time.
         if (shownAgain && answered && found.messages.length === 0 && Date.now() < silentDeadline) continue;
@@ -333,7 +358,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
         state.formMessages = found.messages.map((message) => message.text);
         return inputOutcome(state, step, siteError);
       }
-      const status = flow.lastDocument?.status ?? 200;
+      const status = documentAnswer(flow)?.status ?? 200;
       if (status >= 400) throw new FlowFailure("internal_error", `the site refused the submitted step (HTTP ${status}${siteError ? `: ${siteError}` : ""})`);
       if (siteError && isLoginUrl(url)) throw new FlowFailure("credentials_invalid", `the site stopped the login: ${siteError}`);
       const after = await sessionFingerprint(flow);
@@ -374,7 +399,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
       try {
         const page = await context.newPage();
         const network = watchNetwork(page);
-        const response = await page.goto(url, { timeout: navigationTimeoutMs });
+        const response = await navigate(page, url);
         await settle(page, network, loadSettleMs);
         const found = await discover(page, null, []);
         const status = response?.status() ?? 200;
@@ -385,7 +410,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
       }
     })().catch(() => null);
     const againLook = (async () => {
-      const response = await flow.page.reload();
+      const response = await reload(flow.page);
       const found = await look(flow, null, []);
       return { model: found.model, status: response?.status() ?? 200 };
     })().catch(() => null);
@@ -401,8 +426,9 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
     return { evidence, postLoginUrl: url };
   }
 
-  function answerOf(flow: LiveFlow, found: Discovery) {
-    const answer = flow.limitedCall ?? flow.lastDocument ?? { status: 200, headers: {} };
+  /** What `checkBlocked` reads: the site's last answer since the action (a limited call of the page's, else its document) and the page shown. */
+  function siteAnswer(flow: LiveFlow, found: Discovery) {
+    const answer = flow.limitedCall ?? documentAnswer(flow) ?? { status: 200, headers: {} };
     return { page: { ...answer, url: flow.page.url() }, model: found.model };
   }
 
@@ -518,17 +544,43 @@ async function sessionFingerprint(flow: LiveFlow): Promise<Set<string>> {
   return new Set([...cookies.map((cookie) => `cookie ${cookie.domain}${cookie.path} ${cookie.name}=${cookie.value}`), ...storage.flat()]);
 }
 
-/** A page that could not be loaded is the site's failure, not the engine's. */
-function asFlowFailure(error: unknown, page: Page): unknown {
-  if (error instanceof FlowFailure) return error;
-  const netError = error instanceof Error ? /net::ERR_[A-Z_]+/.exec(error.message) : null;
-  const current = page.isClosed() ? "" : page.url();
-  const where = /^https?:/.test(current) ? pathOf(current) : "the site";
-  if (netError) return new FlowFailure("site_unreachable", `${where} could not be reached (${netError[0]})`);
-  if (isTimeout(error) && /navigat|goto|reload/i.test(error.message)) {
-    return new FlowFailure("site_unreachable", `the site did not load within ${navigationTimeoutMs} ms`);
+/** The engine is about to act on the page (load, click, send): what the site answered before belongs to the last action. */
+function beginAction(flow: LiveFlow): void {
+  flow.lastDocument = null;
+  flow.limitedCall = null;
+}
+
+function documentAnswer(flow: LiveFlow): SiteAnswer | null {
+  return flow.lastDocument && "answer" in flow.lastDocument ? flow.lastDocument.answer : null;
+}
+
+/**
+ * Why the main document since the last action did not come from the site, or null: the network
+ * policy refused it (an answer the HTTP engine gives for the same request, so both engines end such
+ * a flow alike), or the site could not be reached.
+ */
+function documentFailure(flow: LiveFlow): Error | null {
+  const document = flow.lastDocument;
+  if (!document) return null;
+  const url = new URL(document.url);
+  const key = `${url.hostname}:${url.port || (url.protocol === "https:" ? "443" : "80")}: `;
+  const refusal = flow.refused().find((entry) => entry.startsWith(key));
+  // The proxy refuses a plain request with 403 and a tunnel before it opens; a 403 of a host it let through is the site's.
+  if (refusal && ("failure" in document || document.answer.status === 403)) {
+    const reason = refusal.slice(key.length);
+    // The proxy asks the scope first, with the deployment's policy: a reason of the scope's is the login leaving its sites.
+    const leavesScope = [true, false].some((allowPrivateTargets) => scopeRefusal(url, flow.target, { allowPrivateTargets }) === reason);
+    return leavesScope ? new RefusedRequestError("out_of_scope", `refused to follow the login: ${reason}`) : new RefusedRequestError("forbidden_address", `refused to connect to ${reason}`);
   }
-  return error;
+  if ("failure" in document) return new FlowFailure("site_unreachable", `${url.host} could not be reached (${document.failure})`);
+  return null;
+}
+
+/** A page that could not be loaded is the site's failure, not the engine's. */
+function asFlowFailure(error: unknown, flow: LiveFlow): unknown {
+  if (!(error instanceof NavigationError)) return error;
+  const reason = unreachableReason(error);
+  return documentFailure(flow) ?? (reason ? new FlowFailure("site_unreachable", reason) : error);
 }
 
 function inputOutcome(state: BrowserFlowState, step: LoginStep, websiteError: string | null): Extract<StepOutcome, { kind: "input" }> {

@@ -1,16 +1,23 @@
 import type { Browser, Page, Response } from "playwright-core";
 import type { StorageState } from "../../archive/storage-state.ts";
-import { isTimeout } from "./chromium.ts";
-import { hasPasswordForm, isLoginUrl } from "../forms.ts";
-import { parsePage } from "../page.ts";
+import { pathOf, refusalOf } from "../engine.ts";
+import { parsePage, type PageModel } from "../page.ts";
+import { judgeProbe } from "../probe-verdict.ts";
 import { hostOf, isWithin } from "../scope.ts";
-import { judgeWithEvidence, type SessionEvidence } from "../session-evidence.ts";
+import type { SessionEvidence } from "../session-evidence.ts";
 import type { LoginTarget, ProbeOutcome } from "../types.ts";
 import { openContextWithState } from "./browser-state.ts";
+import { navigate, NavigationError, unreachableReason } from "./chromium.ts";
 import { snapshotDom } from "./dom-snapshot.ts";
+import { settle, watchNetwork } from "./settle.ts";
 
 export interface OpenedBrowser {
   browser: Browser;
+  /**
+   * What the network policy refused so far, as `host:port: reason` (the proxy's list); absent where
+   * no proxy stands in front of the browser.
+   */
+  refused?(): string[];
   /** Ends the browser and whatever the opener started with it (its proxy, its directory). */
   close(): Promise<void>;
 }
@@ -18,12 +25,11 @@ export interface OpenedBrowser {
 /** A browser whose every request meets the target's network policy. */
 export type OpenBrowser = (target: LoginTarget) => Promise<OpenedBrowser>;
 
-const navigationTimeoutMs = 15_000;
 /**
  * How long the page may take to fall quiet after it loads: long enough for a single-page app to ask
  * its API with the stored token, bounded for pages that never stop talking (polling, analytics).
  */
-const settleTimeoutMs = 5_000;
+const settleBudgetMs = 5_000;
 
 /** The first call of the page to its own site that the site refused, as `HTTP 401 for /api/me`. */
 function watchRefusedCalls(page: Page, target: LoginTarget): () => string | null {
@@ -36,22 +42,6 @@ function watchRefusedCalls(page: Page, target: LoginTarget): () => string | null
     if (isWithin(hostOf(url), target.domain.toLowerCase())) refused = `HTTP ${response.status()} for ${url.pathname}`;
   });
   return () => refused;
-}
-
-/** Why `goto` failed when the site could not be asked, or null for a failure of the browser itself. */
-function unreachableReason(error: unknown, url: URL): string | null {
-  if (isTimeout(error)) return `${url.host} did not load ${url.pathname} within ${navigationTimeoutMs} ms`;
-  const netError = error instanceof Error ? /net::ERR_[A-Z_]+/.exec(error.message) : null;
-  return netError ? `${url.host} could not be reached (${netError[0]})` : null;
-}
-
-async function settle(page: Page): Promise<void> {
-  try {
-    await page.waitForLoadState("networkidle", { timeout: settleTimeoutMs });
-  } catch (error) {
-    // A page that keeps a connection busy is judged as it stands.
-    if (!isTimeout(error)) throw error;
-  }
 }
 
 /**
@@ -71,39 +61,47 @@ export async function probeInBrowser(
   try {
     const context = await openContextWithState(opened.browser, session);
     const page = await context.newPage();
-    const requested = new URL(postLoginUrl);
+    const network = watchNetwork(page);
     const refusedCall = watchRefusedCalls(page, target);
-    const cookiesBefore = new Set((await context.cookies(postLoginUrl)).map((cookie) => cookie.name));
+    const cookieNames = async () => new Set((await context.cookies(postLoginUrl)).map((cookie) => cookie.name));
+    const cookiesBefore = await cookieNames();
     let response: Response | null;
     try {
-      response = await page.goto(postLoginUrl, { waitUntil: "load", timeout: navigationTimeoutMs });
+      response = await navigate(page, postLoginUrl, { waitUntil: "load" });
     } catch (error) {
-      const reason = unreachableReason(error, requested);
+      const reason = error instanceof NavigationError ? unreachableReason(error) : null;
       if (reason) return { state: "unreachable", reason };
       throw error;
     }
+    let rendered: Promise<{ html: string; model: PageModel }> | undefined;
+    const render = () =>
+      (rendered ??= (async () => {
+        await settle(page, network, settleBudgetMs);
+        const { html } = await snapshotDom(page, 0);
+        return { html, model: parsePage(html, page.url()) };
+      })());
     const status = response?.status() ?? 200;
-    if (status >= 500) return { state: "unreachable", reason: `the site answered HTTP ${status}` };
-    // A rate limit says nothing about the session: its state is unknown, not lost.
-    if (status === 429 || (status >= 400 && (await response?.headerValue("retry-after")) != null)) {
-      return { state: "unreachable", reason: `the site is limiting requests (HTTP ${status})` };
-    }
-    if (status === 401 || status === 403) return { state: "logged_out", reason: `the site answered HTTP ${status}` };
-    await settle(page);
-    const call = refusedCall();
-    if (call) return { state: "logged_out", reason: `the site's API answered ${call} while the page loaded` };
-    if (page.url() !== requested.href && isLoginUrl(page.url())) {
-      return { state: "logged_out", reason: `redirected to the login page ${new URL(page.url()).pathname}` };
-    }
-    const model = parsePage((await snapshotDom(page, 0)).html, page.url());
-    if (hasPasswordForm(model)) return { state: "logged_out", reason: "the page asks for a password" };
-    // Nor does a 404 or another error answer: post_login_url may have moved.
-    if (status >= 400) return { state: "unreachable", reason: `the site answered HTTP ${status} for ${requested.pathname}, which may have moved` };
-    if (evidence === null) return { state: "logged_in" };
-    const cookiesAfter = new Set((await context.cookies(postLoginUrl)).map((cookie) => cookie.name));
-    const deleted = evidence.sessionCookies.find((name) => cookiesBefore.has(name) && !cookiesAfter.has(name));
-    if (deleted) return { state: "logged_out", reason: `the site deleted the session cookie ${deleted}` };
-    return judgeWithEvidence(evidence, () => model);
+    return await judgeProbe(
+      {
+        status,
+        retryAfter: (await response?.headerValue("retry-after")) != null,
+        requestedPath: pathOf(postLoginUrl),
+        async signedOutSign() {
+          // The site's own 401 or 403 needs no settled page.
+          if (status === 401 || status === 403) return refusalOf({ status, url: page.url(), body: "" }, null, postLoginUrl);
+          const { html, model } = await render();
+          const call = refusedCall();
+          if (call) return `the site's API answered ${call} while the page loaded`;
+          return refusalOf({ status, url: page.url(), body: html }, model, postLoginUrl);
+        },
+        async deletedCookie(names) {
+          const cookiesAfter = await cookieNames();
+          return names.find((name) => cookiesBefore.has(name) && !cookiesAfter.has(name)) ?? null;
+        },
+        model: async () => (await render()).model,
+      },
+      evidence,
+    );
   } finally {
     await opened.close();
   }

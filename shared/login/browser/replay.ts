@@ -8,14 +8,17 @@ import type { BrowserContext } from "playwright-core";
  * A flow's Playwright trace (`record_session`), which opens in Playwright's trace viewer. The trace
  * records what the engine typed (`fill` and `type` arguments, `evaluate` arguments, input values in
  * every DOM snapshot) and the requests the page sent, so what leaves this module has every typed
- * secret masked and no request bodies.
+ * secret masked, no request bodies, and no credential carried in a header or a cookie.
  */
 
 export const replayMask = "********";
 
-/** Starts recording: every action with its DOM snapshots, and the page's screencast. */
+/**
+ * Starts recording every action with its DOM snapshots. No screencast: its frames are pictures of
+ * the page, in which a typed identifier or code shows as pixels that no masking of bytes can find.
+ */
 export async function startReplay(context: BrowserContext): Promise<void> {
-  await context.tracing.start({ screenshots: true, snapshots: true });
+  await context.tracing.start({ screenshots: false, snapshots: true });
 }
 
 /** Stops recording and answers the trace zip with `secrets` masked. */
@@ -45,20 +48,34 @@ function writtenForms(secret: string): string[] {
 const eventLog = /\.(trace|network)$/;
 
 /**
- * The trace zip with every written form of each secret replaced by `replayMask` in every entry, and
- * the bodies of the requests the page sent (a login POST carries the password, in whatever encoding
- * the site chose) dropped with the resource files that held them.
+ * A header that carries a credential: `Authorization: Basic` is the password in base64, a bearer
+ * token is the session itself, and cookies are sessions too. Besides the standard ones, sites and
+ * APIs name their own (`X-Auth-Token`, `X-API-Key`, `X-CSRF-Token`, `X-Session-Id`).
+ */
+const credentialHeader = /auth|cookie|token|secret|session|api-?key/i;
+
+/**
+ * The trace zip with every written form of each secret replaced by `replayMask` in every entry, the
+ * values of credential headers and of cookies replaced by it wherever the trace lists them (the
+ * network log's requests and responses, an action's cookies), the bodies of the requests the page
+ * sent (a login POST carries the password, in whatever encoding the site chose) dropped with the
+ * resource files that held them.
  */
 export function maskedTrace(zip: Uint8Array, secrets: Iterable<string>): Buffer {
   const values = [...new Set([...secrets].filter((secret) => secret.length > 0))];
   // Longest first: a secret that holds another is masked whole, not around the shorter one's mask.
   const forms = [...new Set(values.flatMap(writtenForms))].sort((a, b) => b.length - a.length);
   const maskText = (text: string) => forms.reduce((masked, form) => masked.split(form).join(replayMask), text);
-  const maskValue = (value: unknown): unknown => {
+  const maskValue = (value: unknown, key?: string): unknown => {
     if (typeof value === "string") return maskText(value);
-    if (Array.isArray(value)) return value.map(maskValue);
-    if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, maskValue(inner)]));
+    if (Array.isArray(value)) return value.map((inner) => (key === "headers" || key === "cookies" ? maskCredential(inner, key) : maskValue(inner)));
+    if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, maskValue(inner, name)]));
     return value;
+  };
+  const maskCredential = (entry: unknown, list: "headers" | "cookies"): unknown => {
+    const pair = entry as { name?: unknown; value?: unknown };
+    const isCredential = typeof pair?.value === "string" && typeof pair.name === "string" && (list === "cookies" || credentialHeader.test(pair.name));
+    return isCredential ? maskValue({ ...pair, value: replayMask }) : maskValue(entry);
   };
 
   const entries = unzipSync(zip);

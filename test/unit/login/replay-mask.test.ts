@@ -50,6 +50,40 @@ describe("masking a flow's trace", () => {
     expect([...masked["screencast/frame.jpeg"]!]).toEqual([0xff, 0xd8, 0xff, ...strToU8("******"), 0xff, 0xd9]);
   });
 
+  it("masks the values of credential headers and of cookies, wherever the trace lists them, and keeps other headers", () => {
+    const header = (name: string, value: string) => ({ name, value });
+    const zip = traceZip({
+      "trace.network": lines({
+        type: "resource-snapshot",
+        snapshot: {
+          request: {
+            method: "GET",
+            url: "http://127.0.0.1/api/me",
+            headers: [header("Authorization", "Bearer eyJhbGciOi"), header("proxy-authorization", "Basic cHJveHk6cHc="), header("Cookie", "sid=s3ss10n"), header("X-API-Key", "k3y"), header("Accept", "application/json")],
+            cookies: [{ name: "sid", value: "s3ss10n" }],
+          },
+          response: { status: 200, headers: [header("Set-Cookie", "sid=r0tated; Path=/"), header("Content-Type", "application/json")], cookies: [{ name: "sid", value: "r0tated", path: "/" }] },
+        },
+      }),
+      "trace.trace": lines({ type: "after", result: { cookies: [{ name: "sid", value: "r0tated", domain: "127.0.0.1" }], origins: [] } }),
+    });
+
+    const masked = unzipSync(maskedTrace(zip, []));
+
+    const { request, response } = JSON.parse(strFromU8(masked["trace.network"]!)).snapshot;
+    expect(request.headers).toEqual([
+      header("Authorization", replayMask),
+      header("proxy-authorization", replayMask),
+      header("Cookie", replayMask),
+      header("X-API-Key", replayMask),
+      header("Accept", "application/json"),
+    ]);
+    expect(request.cookies).toEqual([{ name: "sid", value: replayMask }]);
+    expect(response.headers).toEqual([header("Set-Cookie", replayMask), header("Content-Type", "application/json")]);
+    expect(response.cookies).toEqual([{ name: "sid", value: replayMask, path: "/" }]);
+    expect(JSON.parse(strFromU8(masked["trace.trace"]!)).result.cookies).toEqual([{ name: "sid", value: replayMask, domain: "127.0.0.1" }]);
+  });
+
   it("keeps a request's body file that is also a response's body", () => {
     const zip = traceZip({
       "trace.network": lines(
