@@ -41,6 +41,21 @@ export function keySegment(value: string, what: string): string {
   return value;
 }
 
+/** The object's body as a stream with its length, or undefined when there is no such object. */
+export async function openObject(s3: S3Client, bucket: string, Key: string): Promise<{ body: Readable; size: number } | undefined> {
+  try {
+    const { Body, ContentLength } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key }));
+    if (!(Body instanceof Readable) || ContentLength === undefined) {
+      if (Body instanceof Readable) Body.destroy();
+      throw new Error(`S3 returned no streamed body with a length for ${Key}`);
+    }
+    return { body: Body, size: ContentLength };
+  } catch (error) {
+    if (error instanceof NoSuchKey) return undefined;
+    throw error;
+  }
+}
+
 export function s3ArchiveStore(s3: S3Client, bucket: string): ArchiveStore {
   const objectKey = (org: string, profileId: string, kind: StoredArchiveKind) =>
     `profiles/${keySegment(org, "org")}/${keySegment(profileId, "profile id")}/state.${kind}`;
@@ -58,19 +73,8 @@ export function s3ArchiveStore(s3: S3Client, bucket: string): ArchiveStore {
       return { key: Key, size, etag: ETag };
     },
 
-    async open(org, profileId, kind) {
-      const Key = objectKey(org, profileId, kind);
-      try {
-        const { Body, ContentLength } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key }));
-        if (!(Body instanceof Readable) || ContentLength === undefined) {
-          if (Body instanceof Readable) Body.destroy();
-          throw new Error(`S3 returned no streamed body with a length for ${Key}`);
-        }
-        return { body: Body, size: ContentLength };
-      } catch (error) {
-        if (error instanceof NoSuchKey) return undefined;
-        throw error;
-      }
+    open(org, profileId, kind) {
+      return openObject(s3, bucket, objectKey(org, profileId, kind));
     },
 
     async remove(org, profileId, kind) {

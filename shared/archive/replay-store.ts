@@ -1,7 +1,6 @@
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { Readable } from "node:stream";
+import { PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { replayKeyPrefix, type ReplayBlobStore } from "../domain/replays.ts";
-import { keySegment } from "./archive-store.ts";
+import { keySegment, openObject } from "./archive-store.ts";
 
 /** A trace of a few megabytes takes longer than the clients' answer timeout to upload. */
 const uploadTimeoutMs = 8_000;
@@ -17,19 +16,8 @@ export function s3ReplayStore(s3: S3Client, bucket: string): ReplayBlobStore {
       await s3.send(put, { requestTimeout: uploadTimeoutMs });
     },
 
-    async open(org, connectionId, replayId) {
-      const Key = objectKey(org, connectionId, replayId);
-      try {
-        const { Body, ContentLength } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key }));
-        if (!(Body instanceof Readable) || ContentLength === undefined) {
-          if (Body instanceof Readable) Body.destroy();
-          throw new Error(`S3 returned no streamed body with a length for ${Key}`);
-        }
-        return { body: Body, size: ContentLength };
-      } catch (error) {
-        if (error instanceof NoSuchKey) return undefined;
-        throw error;
-      }
+    open(org, connectionId, replayId) {
+      return openObject(s3, bucket, objectKey(org, connectionId, replayId));
     },
   };
 }

@@ -25,6 +25,20 @@ import type {
   Submission,
 } from "./types.ts";
 
+/**
+ * Makes `step` the flow's current one. When it is the step just answered, shown again, it counts as a
+ * rejection, and the third in a row ends the flow.
+ */
+export function showStep(state: StepProgress, step: LoginStep, sameStep: boolean, messages: readonly SiteMessage[], siteError: string | null): void {
+  state.rejections = sameStep ? state.rejections + 1 : 0;
+  if (state.rejections >= maxRejections) {
+    throw new FlowFailure("credentials_invalid", `the site rejected ${maxRejections} attempts in a row${siteError ? `: ${siteError}` : ""}`);
+  }
+  state.prompt = step.prompt;
+  state.step = step.plan;
+  state.formMessages = messages.map((message) => message.text);
+}
+
 /** Where a flow stands, as either engine keeps it between steps. */
 export interface StepProgress {
   prompt: FlowPrompt;
@@ -55,7 +69,7 @@ interface Loaded {
   model: PageModel;
 }
 
-export const maxRejections = 3;
+const maxRejections = 3;
 const maxAutomaticHops = 5;
 const navigatesByItself = /http-equiv\s*=\s*["']?refresh|\.submit\(\s*\)/i;
 const passwordInput = /type\s*=\s*["']?password/i;
@@ -304,14 +318,7 @@ async function afterSubmit(
   const answers = messages.filter((message) => !shownBefore.has(message.text));
   checkBlocked({ page, model }, shownAgain || (step ? asksToSignIn(step) : isLoginUrl(page.url)), answers);
   if (step) {
-    const sameStep = answered && shownAgain;
-    state.rejections = sameStep ? state.rejections + 1 : 0;
-    if (state.rejections >= maxRejections) {
-      throw new FlowFailure("credentials_invalid", `the site rejected ${maxRejections} attempts in a row${siteError ? `: ${siteError}` : ""}`);
-    }
-    state.prompt = step.prompt;
-    state.step = step.plan;
-    state.formMessages = messages.map((message) => message.text);
+    showStep(state, step, answered && shownAgain, messages, siteError);
     return inputOutcome(state, step, siteError);
   }
   if (page.status >= 400) {

@@ -12,6 +12,7 @@ import { escapeHtml } from "../sites/site-html.ts";
 import { browserPid, commandLineOf, loginChromiumForTests } from "../support/login-chromium.ts";
 import { eventually } from "../support/poll.ts";
 import { handlerClock, htmlReply, redirectReply, serveRoutes, textReply, type Exchange, type Route } from "../sites/site-http.ts";
+import { asInput, asSuccess, submitThroughJson, type Input, type Success } from "../support/engine-steps.ts";
 
 /**
  * Small script-built login pages, each a shape the HTTP engine cannot log in to: a form drawn by
@@ -224,23 +225,7 @@ afterAll(async () => {
 
 const target = (path: string): LoginTarget => ({ domain: "127.0.0.1", loginUrl: `${siteUrl}${path}`, allowedDomains: [] });
 
-type Input = Extract<StepOutcome, { kind: "input" }>;
-type Success = Extract<StepOutcome, { kind: "success" }>;
-
-function asInput(outcome: StepOutcome): Input {
-  expect(outcome, JSON.stringify(outcome)).toMatchObject({ kind: "input" });
-  return outcome as Input;
-}
-
-function asSuccess(outcome: StepOutcome): Success {
-  expect(outcome, JSON.stringify(outcome)).toMatchObject({ kind: "success" });
-  return outcome as Success;
-}
-
-/** Each step's state goes through JSON, as it does between steps of a flow. */
-async function answer(loginTarget: LoginTarget, step: Input, submission: Submission): Promise<StepOutcome> {
-  return engine.submit(loginTarget, JSON.parse(JSON.stringify(step.state)), submission);
-}
+const answer = (loginTarget: LoginTarget, step: Input, submission: Submission) => submitThroughJson(engine, loginTarget, step, submission);
 
 /** The file's Chromium executable, as its running process names it, for a browser launched behind a proxy. */
 /** Every flow's browser is closed once its flow ended. */

@@ -8,6 +8,7 @@ import type { LoginTarget, StepOutcome, Submission } from "#shared/login/types.t
 import { startLoginSite, type LoginSite } from "../sites/login-site.ts";
 import { field, page, postForm } from "../sites/site-html.ts";
 import { handlerClock, htmlReply, invalidCsrfReply, preSessions, randomToken, serveRoutes, type Route } from "../sites/site-http.ts";
+import { asInput, asSuccess, submitThroughJson, type Input, type Success } from "../support/engine-steps.ts";
 
 let site: LoginSite;
 
@@ -25,23 +26,7 @@ function target(shape: string, allowedDomains: string[] = []): LoginTarget {
   return { domain: "127.0.0.1", loginUrl: `${site.url}/${shape}/login`, allowedDomains };
 }
 
-type Input = Extract<StepOutcome, { kind: "input" }>;
-type Success = Extract<StepOutcome, { kind: "success" }>;
-
-function asInput(outcome: StepOutcome): Input {
-  expect(outcome, JSON.stringify(outcome)).toMatchObject({ kind: "input" });
-  return outcome as Input;
-}
-
-function asSuccess(outcome: StepOutcome): Success {
-  expect(outcome, JSON.stringify(outcome)).toMatchObject({ kind: "success" });
-  return outcome as Success;
-}
-
-/** Each step goes through JSON, as it does between Lambdas. */
-async function answer(loginTarget: LoginTarget, step: Input, submission: Submission): Promise<StepOutcome> {
-  return engine.submit(loginTarget, JSON.parse(JSON.stringify(step.state)), submission);
-}
+const answer = (loginTarget: LoginTarget, step: Input, submission: Submission) => submitThroughJson(engine, loginTarget, step, submission);
 
 const credentials = () => ({ field_values: { identifier: site.user.email, password: site.user.password } });
 

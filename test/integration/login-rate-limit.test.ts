@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createLoginEngine } from "#shared/login/engine.ts";
 import type { LoginTarget, StepOutcome } from "#shared/login/types.ts";
 import { startGuardedLoginSite, type GuardedLoginSite } from "../sites/guarded-login-site.ts";
+import { asInput, type Input } from "../support/engine-steps.ts";
 
 let site: GuardedLoginSite;
 let target: LoginTarget;
@@ -22,12 +23,6 @@ afterAll(async () => {
 });
 
 const engine = createLoginEngine({ allowPrivateTargets: true });
-type Input = Extract<StepOutcome, { kind: "input" }>;
-
-function asInput(outcome: StepOutcome): Input {
-  expect(outcome, JSON.stringify(outcome)).toMatchObject({ kind: "input" });
-  return outcome as Input;
-}
 
 /** A person typing at the prompt (each step through JSON, as between Lambdas). */
 function type(step: Input, password: string): Promise<StepOutcome> {

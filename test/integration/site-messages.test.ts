@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLoginEngine } from "#shared/login/engine.ts";
 import type { LoginTarget, StepOutcome, Submission } from "#shared/login/types.ts";
 import { startAppLoginSite, type AppLoginSite, type AppName } from "../sites/app-login-site.ts";
+import { asInput, submitThroughJson, type Input } from "../support/engine-steps.ts";
 
 let site: AppLoginSite;
 
@@ -14,19 +15,10 @@ afterAll(async () => {
 });
 
 const engine = createLoginEngine({ allowPrivateTargets: true });
-type Input = Extract<StepOutcome, { kind: "input" }>;
 
 const target = (app: AppName): LoginTarget => ({ domain: "127.0.0.1", loginUrl: site.loginUrl(app), allowedDomains: [] });
 
-function asInput(outcome: StepOutcome): Input {
-  expect(outcome, JSON.stringify(outcome)).toMatchObject({ kind: "input" });
-  return outcome as Input;
-}
-
-/** Each step goes through JSON, as it does between Lambdas. */
-async function answer(app: AppName, step: Input, submission: Submission): Promise<StepOutcome> {
-  return engine.submit(target(app), JSON.parse(JSON.stringify(step.state)), submission);
-}
+const answer = (app: AppName, step: Input, submission: Submission) => submitThroughJson(engine, target(app), step, submission);
 
 function credentials(step: Input, password: string): Submission {
   const values: Record<string, string> = {};

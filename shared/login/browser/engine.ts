@@ -9,11 +9,11 @@ import {
   checkBlocked,
   FlowFailure,
   homePageUrls,
-  maxRejections,
   outcomeOf,
   pathOf,
   recordFields,
   refusalOf,
+  showStep,
   type StepProgress,
 } from "../engine.ts";
 import { isLoginUrl, type LoginStep } from "../forms.ts";
@@ -347,15 +347,8 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
       if (step) {
         // The page may still be at work (a request not sent yet, a spinner): silence earns a little more time.
         if (shownAgain && answered && found.messages.length === 0 && Date.now() < silentDeadline) continue;
-        const sameStep = answered && shownAgain;
-        state.rejections = sameStep ? state.rejections + 1 : 0;
-        if (state.rejections >= maxRejections) {
-          throw new FlowFailure("credentials_invalid", `the site rejected ${maxRejections} attempts in a row${siteError ? `: ${siteError}` : ""}`);
-        }
-        state.prompt = step.prompt;
-        state.step = step.plan;
+        showStep(state, step, answered && shownAgain, found.messages, siteError);
         state.targets = found.targets;
-        state.formMessages = found.messages.map((message) => message.text);
         return inputOutcome(state, step, siteError);
       }
       const status = documentAnswer(flow)?.status ?? 200;
