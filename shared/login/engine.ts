@@ -17,6 +17,7 @@ import type {
   FlowErrorCode,
   FlowPrompt,
   LoginEngine,
+  LoginEngineKind,
   LoginRequirement,
   LoginTarget,
   MfaType,
@@ -334,15 +335,25 @@ async function afterSubmit(
   if (session.cookies.length === 0 || (!movedOn && !cookieSetSince(submitted.jarBefore, state.jar))) {
     throw browserMayHelp(new FlowFailure("internal_error", "the site showed no login step but set no new cookie, so there is no session to keep"));
   }
+  return successOutcome(state, session, learnt, "http");
+}
+
+/** A flow's success: the session it captured, what the landing page taught, and what the flow gathered. */
+export function successOutcome(
+  state: StepProgress,
+  session: StorageState,
+  learnt: { postLoginUrl: string; evidence: SessionEvidence },
+  engine: LoginEngineKind,
+): Extract<StepOutcome, { kind: "success" }> {
   return {
     kind: "success",
     session,
     postLoginUrl: learnt.postLoginUrl,
     requirements: state.requirements,
     durableValues: state.durableValues,
-    engine: "http",
     ssoProvider: state.ssoProvider,
     evidence: learnt.evidence,
+    engine,
   };
 }
 

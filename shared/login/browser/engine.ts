@@ -14,6 +14,7 @@ import {
   recordFields,
   refusalOf,
   showStep,
+  successOutcome,
   type StepProgress,
 } from "../engine.ts";
 import { isLoginUrl, type LoginStep } from "../forms.ts";
@@ -366,16 +367,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
     // Captured before the evidence pages load: a reload may rotate or drop what the login set.
     const session = await captureBrowserState(flow.context);
     const learnt = await learnEvidence(flow, landed, state.durableValues.identifier ? [state.durableValues.identifier] : []);
-    return {
-      kind: "success",
-      session,
-      postLoginUrl: learnt.postLoginUrl,
-      requirements: state.requirements,
-      durableValues: state.durableValues,
-      ssoProvider: state.ssoProvider,
-      evidence: learnt.evidence,
-      engine: "browser",
-    };
+    return successOutcome(state, session, learnt, "browser");
   }
 
   /**
