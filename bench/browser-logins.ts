@@ -7,12 +7,12 @@
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
-import { loadavg } from "node:os";
 import { unpackedChromium } from "#shared/browsers/local-chromium.ts";
+import { submissionPollMs } from "#shared/domain/login-flows.ts";
 import { createLoginEngine } from "#shared/login/engine.ts";
 import type { FlowPrompt, LoginTarget } from "#shared/login/types.ts";
 import type { LocalStack } from "../infra/local/stack.ts";
@@ -39,8 +39,6 @@ const importRuns = 3;
 const watchPauseMs = 20;
 /** A person takes a moment to type; the step holding the browser is reading the record for the answer meanwhile. */
 const typingPauseMs = 100;
-/** What `LoginStep` waits between its reads of the record for a browser flow's next submission (shared/domain/login-flows.ts). */
-const recordPollMs = 100;
 const targets = { submitToSuccessP50Ms: 2000, coldStartToInputP50Ms: 3000 };
 
 interface GatewayFlow {
@@ -285,7 +283,7 @@ function browserReport(figures: BrowserFigures): string {
     ["  the HTTP engine's attempt first (login_form_not_found), alone", ms(p50(httpAttempts)), ms(p95(httpAttempts))],
     ["  start -> AWAITING_INPUT p50 minus the engine's start p50", ms(p50(startToInput(warm)) - engineStartP50), ""],
     ["  submit -> SUCCESS p50 minus the engine's submit p50", ms(p50(submitToSuccess(warm)) - engineSubmitP50), ""],
-    [`  of which the record poll's wait (every ${recordPollMs} ms: ${recordPollMs / 2} on average)`, String(recordPollMs / 2), String(recordPollMs)],
+    [`  of which the record poll's wait (every ${submissionPollMs} ms: ${submissionPollMs / 2} on average)`, String(submissionPollMs / 2), String(submissionPollMs)],
     ["cold, on top of warm", "", ""],
     ["  start -> AWAITING_INPUT: cold p50 minus warm p50", ms(p50(startToInput(cold)) - p50(startToInput(warm))), ""],
     ["  submit -> SUCCESS: cold p50 minus warm p50", ms(p50(submitToSuccess(cold)) - p50(submitToSuccess(warm))), ""],
@@ -331,7 +329,7 @@ function browserReport(figures: BrowserFigures): string {
     "  the browser engine starts (docs/login-engines.md). start: from just before POST /login until a GET shows",
     `  AWAITING_INPUT; submit: from just before POST /submit until a GET shows SUCCESS; the bench GETs ${watchPauseMs} ms apart and`,
     `  submits ${typingPauseMs} ms after AWAITING_INPUT shows. The LoginStep invocation holding the browser reads the record`,
-    `  every ${recordPollMs} ms for the submission.`,
+    `  every ${submissionPollMs} ms for the submission.`,
     "- engine alone: createBrowserLoginEngine with a policy proxy and Chromium per flow, as the service composes it; its parts",
     "  from timestamps the bench takes around the engine's calls to its browser (launch, close, the flow context's requests",
     "  and loads, the storage-state capture, the second context evidence learning opens), nothing timed inside the service.",

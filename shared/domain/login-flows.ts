@@ -25,6 +25,8 @@ import { scaledMs, startFirstExecution, type WorkflowEngine, type WorkflowTiming
 /** How long a flow may wait for input, and live in all (api.md, Flow rules); scaled locally. */
 export const inputTimeoutSeconds = 10 * 60;
 export const flowTimeoutSeconds = 20 * 60;
+/** How often a step holding a live browser reads the record for the next submission, by default. */
+export const submissionPollMs = 100;
 /** A browser flow's one invocation holds its browser throughout, and a Lambda runs 15 minutes at most. */
 export const browserFlowTimeoutSeconds = 14 * 60;
 
@@ -482,7 +484,7 @@ export function loginStepCore(deps: LoginStepDeps) {
       if (!connection) return "ended";
       if (connection.flow_step === "SUBMITTING" && connection.flow_submission) return connection;
       if (expired) return "expired";
-      await sleep(deps.submissionPollMs ?? 100);
+      await sleep(deps.submissionPollMs ?? submissionPollMs);
     }
   }
 }
