@@ -1,5 +1,6 @@
 import type { StorageState } from "../archive/storage-state.ts";
 import type { SessionEvidence } from "./session-evidence.ts";
+import { durableAnswer } from "./submission.ts";
 import { loginEngineKinds, type EngineState, type LoginEngine, type LoginEngineKind, type LoginTarget, type StepOutcome, type Submission } from "./types.ts";
 
 /**
@@ -32,10 +33,10 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
     const answered = new Set<string>();
     while (outcome.kind === "input") {
       const asked = outcome.prompt.fields;
-      const answerable = asked.length > 0 && asked.every((field) => valuesByRef[field.ref] !== undefined && !answered.has(field.ref));
-      if (!answerable) break;
+      // A step asking again for what was just given has refused it: the person answers from here.
+      const submission = asked.some((field) => answered.has(field.ref)) ? null : durableAnswer(asked, valuesByRef);
+      if (!submission) break;
       for (const field of asked) answered.add(field.ref);
-      const submission: Submission = { field_values: Object.fromEntries(asked.map((field) => [field.id, valuesByRef[field.ref] as string])) };
       outcome = await engines.browser.submit(target, outcome.state, submission);
     }
     return tagged("browser", outcome, refsById);

@@ -11,6 +11,22 @@ export type SubmissionIntent =
   | { kind: "fields"; values: Record<string, string> }
   | { kind: "nothing" };
 
+/** The field types whose values stay the same from one login to the next, and may be given again. */
+const durableFieldTypes: ReadonlySet<string> = new Set(["identifier", "password", "text"]);
+
+/**
+ * The answer to a step from values given before, by credential ref: only when the step asks for
+ * nothing but durable values and every required one is at hand (a one-time code is asked again).
+ */
+export function durableAnswer(
+  fields: ReadonlyArray<{ id: string; ref: string; type: string; required?: boolean }>,
+  valuesByRef: Readonly<Record<string, string>>,
+): Submission | null {
+  const answerable = fields.length > 0 && fields.every((field) => durableFieldTypes.has(field.type) && (valuesByRef[field.ref] !== undefined || !field.required));
+  if (!answerable) return null;
+  return { field_values: Object.fromEntries(fields.flatMap((field) => (valuesByRef[field.ref] === undefined ? [] : [[field.id, valuesByRef[field.ref] as string]]))) };
+}
+
 export function submissionProblem(prompt: FlowPrompt, submission: Submission): string | null {
   const intent = readSubmission(prompt, submission);
   return "problem" in intent ? intent.problem : null;

@@ -22,7 +22,7 @@ import { RefusedRequestError } from "../http.ts";
 import { scopeRefusal } from "../scope.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "../session-evidence.ts";
 import { siteErrorOf } from "../site-message.ts";
-import { readSubmission } from "../submission.ts";
+import { durableAnswer, readSubmission } from "../submission.ts";
 import type { EngineState, LoginEngine, LoginTarget, MfaType, ProbeOutcome, StepOutcome, Submission } from "../types.ts";
 import { captureBrowserState } from "./browser-state.ts";
 import { navigate, NavigationError, navigationTimeoutMs, reload, unreachableReason } from "./chromium.ts";
@@ -450,12 +450,8 @@ function newState(browserSessionId: string, found: Discovery & { step: LoginStep
 
 /** The answer a resumed flow gives again to the step it is at: durable values it was given, or the choice it made. */
 function replayOf(state: BrowserFlowState, saved: BrowserFlowState): Submission | null {
-  const fields = state.step.fields;
-  const durable = (type: string) => type === "identifier" || type === "password" || type === "text";
-  if (fields.length > 0 && fields.every((field) => durable(field.type) && (saved.durableValues[field.ref] !== undefined || !field.required))) {
-    const values = fields.flatMap((field) => (saved.durableValues[field.ref] === undefined ? [] : [[field.id, saved.durableValues[field.ref]!] as const]));
-    return { field_values: Object.fromEntries(values) };
-  }
+  const given = durableAnswer(state.step.fields, saved.durableValues);
+  if (given) return given;
   const made = saved.choicesMade.find((choice) => choice.signature === state.step.signature && state.step.choices.some((candidate) => candidate.id === choice.choiceId));
   return made ? { selected_choice_id: made.choiceId } : null;
 }
