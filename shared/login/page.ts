@@ -204,7 +204,7 @@ function selectedOption(select: Element): string {
   return chosen ? (chosen.attribs.value ?? collapse(DomUtils.textContent(chosen))) : "";
 }
 
-function isConcealed(element: Element): boolean {
+export function isConcealed(element: Element): boolean {
   for (let node: Element | null = element; node; node = parentElement(node)) if (isHidden(node)) return true;
   return false;
 }

@@ -4,7 +4,7 @@ import type { Page } from "playwright-core";
 import { primarySubmit } from "../choices.ts";
 import { cssSelector, isFillable } from "../fields.ts";
 import { analyzeStep, signInLinkRank, type LoginStep } from "../forms.ts";
-import { isHidden, parentElement, parsePage, textOf, xpathOf, type Control, type Form, type PageModel } from "../page.ts";
+import { isConcealed, parsePage, textOf, xpathOf, type Control, type Form, type PageModel } from "../page.ts";
 import { siteMessages, type SiteMessage } from "../site-message.ts";
 import type { MfaType } from "../types.ts";
 import { refAttribute, snapshotDom } from "./dom-snapshot.ts";
@@ -87,7 +87,7 @@ export function signInControls(model: PageModel, inScope: (url: URL) => boolean)
     model.document.children,
   );
   return candidates
-    .filter((element) => !concealed(element))
+    .filter((element) => !isConcealed(element))
     .map((element) => {
       const text = textOf(element) || element.attribs["aria-label"] || element.attribs.title || "";
       const href = element.name === "a" ? followableHref(element, model.url, inScope) : null;
@@ -109,11 +109,6 @@ function followableHref(element: Element, pageUrl: string, inScope: (url: URL) =
   } catch {
     return null;
   }
-}
-
-function concealed(element: Element): boolean {
-  for (let node: Element | null = element; node; node = parentElement(node)) if (isHidden(node)) return true;
-  return false;
 }
 
 /** The form whose controls the step's fields are: several forms may share a field's name. */
