@@ -17,15 +17,20 @@ export async function browserPid(browser: Browser): Promise<number> {
   return main.id;
 }
 
-/** The process's command line, or undefined once it is gone (or left a zombie). */
-export function commandLineOf(pid: number): string[] | undefined {
+/** A live process's parent and command line, or undefined once it is gone (or left a zombie). */
+function liveProcess(pid: number | string): { parent: number; args: string[] } | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return undefined;
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+    const [state, parent] = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ").at(-1)!.split(" ");
+    if (state === "Z") return undefined;
+    return { parent: Number(parent), args: readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean) };
   } catch {
     return undefined;
   }
+}
+
+/** The process's command line, or undefined once it is gone (or left a zombie). */
+export function commandLineOf(pid: number): string[] | undefined {
+  return liveProcess(pid)?.args;
 }
 
 /**
@@ -67,14 +72,8 @@ export function chromiumChildren(): number[] {
   return readdirSync("/proc")
     .filter((entry) => /^\d+$/.test(entry))
     .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-        const [state, parent] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-        return state !== "Z" && Number(parent) === process.pid && args.includes("--remote-debugging-pipe") && !args.some((arg) => arg.startsWith("--type="));
-      } catch {
-        return false;
-      }
+      const found = liveProcess(pid);
+      return found?.parent === process.pid && found.args.includes("--remote-debugging-pipe") && !found.args.some((arg) => arg.startsWith("--type="));
     })
     .map(Number);
 }
