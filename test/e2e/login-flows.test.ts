@@ -15,8 +15,8 @@ let client: Kernel;
 
 beforeAll(async () => {
   site = await startLoginSite();
-  // 300 s health-check intervals run in 3 s; a flow waits 6 s for input, 12 s in all.
-  stack = await startTestStack({ timeScale: 0.01 });
+  // 300 s health-check intervals run in 9 s; a flow waits 18 s for input, 36 s in all, room for a loaded CI machine.
+  stack = await startTestStack({ timeScale: 0.03 });
   client = officialClient(stack);
 });
 

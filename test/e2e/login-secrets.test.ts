@@ -14,7 +14,8 @@ const writeStdout = process.stdout.write.bind(process.stdout);
 
 beforeAll(async () => {
   site = await startLoginSite();
-  stack = await startTestStack({ timeScale: 0.01 });
+  // A flow waits 18 s for input, room for a loaded CI machine.
+  stack = await startTestStack({ timeScale: 0.03 });
   // Every log line the service writes, and every response body it sends, is kept to be searched.
   process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
     seen.push(typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"));

@@ -11,7 +11,8 @@ let client: Kernel;
 
 beforeAll(async () => {
   site = await startAppLoginSite();
-  stack = await startTestStack({ timeScale: 0.01 });
+  // A flow waits 18 s for input, room for a loaded CI machine.
+  stack = await startTestStack({ timeScale: 0.03 });
   client = officialClient(stack);
 });
 
