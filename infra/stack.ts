@@ -6,9 +6,28 @@ import { Observability } from "./constructs/observability.ts";
 import type { FunctionResources } from "./constructs/service-function.ts";
 import { Storage } from "./constructs/storage.ts";
 import { ConnectionWorkflow, workflowArns } from "./constructs/workflow.ts";
+import { loadConfig, type Config } from "#shared/config.ts";
 
 /** Read by the authorizer's cache and by the functions' in-process key cache alike. */
 const apiKeyCacheSeconds = 60;
+
+/**
+ * The settings a deployer gives at deploy time as CDK context (`npx cdk deploy -c
+ * REDIRECT_ORIGINS=https://app.example.com`); every function gets those given. They are checked as
+ * the functions will read them, so a bad value fails the synth rather than every request.
+ */
+const deployerSettings = ["PUBLIC_BASE_URL", "REDIRECT_ORIGINS", "ALLOWED_ORIGINS", "FRAME_ANCESTORS"] as const satisfies readonly (keyof Config)[];
+
+function deployerEnvironment(scope: Construct): Partial<Record<(typeof deployerSettings)[number], string>> {
+  const given = Object.fromEntries(
+    deployerSettings.flatMap((name) => {
+      const value: unknown = scope.node.tryGetContext(name);
+      return value === undefined ? [] : [[name, String(value)]];
+    }),
+  );
+  loadConfig(given);
+  return given;
+}
 
 /** The whole service: storage (retained), the connection workflow, the API and its dashboard. */
 export class AuthConnectionStack extends Stack {
@@ -35,6 +54,7 @@ export class AuthConnectionStack extends Stack {
         STATE_MACHINE_ARN: stateMachineArn,
         KMS_KEY_ID: this.storage.credentialsKey.keyArn,
         API_KEY_CACHE_SECONDS: String(apiKeyCacheSeconds),
+        ...deployerEnvironment(this),
       },
     };
     this.workflow = new ConnectionWorkflow(this, "Workflow", { stateMachineName, resources });
@@ -48,6 +68,7 @@ export class AuthConnectionStack extends Stack {
       healthCheck: this.workflow.tasks.HealthCheck.function,
       functions: [
         this.api.authorizerFunction.function,
+        this.api.preflightFunction.function,
         ...this.api.routeFunctions.map(({ handler }) => handler.function),
         ...Object.values(this.workflow.tasks).map((task) => task.function),
       ],

@@ -1,5 +1,35 @@
 import * as z from "zod/mini";
 
+/** `https://app.example.com`, or with a slash after it: scheme, host and port, nothing else. */
+function isWebOrigin(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === "http:" || url.protocol === "https:") && url.href === `${url.origin}/`;
+}
+
+/** A comma-separated list of web origins, each spelled as browsers send it in `Origin`. */
+const originList = z.pipe(
+  z.pipe(
+    z.string(),
+    z.transform((value) => value.split(",").map((origin) => origin.trim()).filter((origin) => origin !== "")),
+  ),
+  z.array(
+    z.pipe(
+      z.string().check(z.refine(isWebOrigin, "must be comma-separated origins such as https://app.example.com (scheme, host and port only)")),
+      z.transform((origin) => new URL(origin).origin),
+    ),
+  ),
+);
+
+const frameAncestorSource = /^(?:'self'|[a-z][a-z0-9+.-]*:|(?:[a-z][a-z0-9+.-]*:\/\/)?(?:\*|(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*)(?::(?:\d{1,5}|\*))?(?:\/[^\s;,']*)?)$/i;
+
+/** `'none'` alone, or CSP sources separated by spaces: nothing that could end the directive or the header. */
+function isFrameAncestorsList(value: string): boolean {
+  const sources = value.trim().split(/ +/);
+  if (sources.length === 1 && sources[0] === "'none'") return true;
+  return sources.every((source) => frameAncestorSource.test(source));
+}
+
 const configSchema = z.object({
   /** `local` allows loopback and private login targets so the test sites on 127.0.0.1 work. */
   DEPLOYMENT_MODE: z._default(z.enum(["aws", "local"]), "aws"),
@@ -40,6 +70,33 @@ const configSchema = z.object({
   /** The events stream reads the connection this often to notice a change of flow state. */
   SSE_POLL_MILLISECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(50), z.maximum(5000)), 250),
   LOG_LEVEL: z._default(z.enum(["debug", "info", "warn", "error"]), "info"),
+  /**
+   * Where the service is reached from outside (`https://auth.example.com`, a path allowed), for the
+   * `hosted_url` a login answers; unset, it is read from each request's host and stage.
+   */
+  PUBLIC_BASE_URL: z.optional(
+    z.pipe(
+      z.url({ protocol: /^https?$/, error: "must be an http or https URL" }).check(
+        z.refine((value) => !/[?#]/.test(value), "must not hold a query or a fragment"),
+      ),
+      z.transform((value) => value.replace(/\/+$/, "")),
+    ),
+  ),
+  /**
+   * The origins the hosted login page may send the user back to (`success_url`, `error_url`).
+   * Unset: none in AWS mode, any loopback origin in local mode.
+   */
+  REDIRECT_ORIGINS: z.optional(originList),
+  /**
+   * The origins whose pages may call the handoff-token routes (exchange, get, submit, events) from
+   * the browser (CORS), or `*` for any; the API-key routes answer no CORS at all.
+   */
+  ALLOWED_ORIGINS: z._default(z.union([z.literal("*"), originList]), "*"),
+  /** The CSP `frame-ancestors` sources of the hosted login page: who may embed it in a frame. */
+  FRAME_ANCESTORS: z._default(
+    z.string().check(z.refine(isFrameAncestorsList, "must be 'none' or space-separated CSP sources such as 'self' https://app.example.com")),
+    "'none'",
+  ),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -20,6 +20,12 @@ export interface Route {
    * in the body is the credential). Absent: an API key or a handoff token is required.
    */
   auth?: "none";
+  /**
+   * A browser page of another origin may call the route (a login UI embedded in the caller's web
+   * app): its answers carry CORS headers, and OPTIONS on its path answers the preflight. Set on
+   * exactly the routes a handoff token or no key reaches; the API-key routes stay without CORS.
+   */
+  cors?: true;
   /** What the route's function may touch; CDK grants exactly these. */
   grants: readonly Grant[];
 }
@@ -42,7 +48,7 @@ export const binaryMediaTypes = ["application/zstd", "application/x-tar", "appli
 export const routes: readonly Route[] = [
   { name: "CreateConnection", method: "POST", path: "/auth/connections", handler: "functions/http/connections/create.ts", grants: ["table:read", "table:write", "workflow:start", "workflow:stop"] },
   { name: "ListConnections", method: "GET", path: "/auth/connections", handler: "functions/http/connections/list.ts", grants: ["table:read"] },
-  { name: "GetConnection", method: "GET", path: "/auth/connections/{id}", handler: "functions/http/connections/get.ts", grants: ["table:read"] },
+  { name: "GetConnection", method: "GET", path: "/auth/connections/{id}", handler: "functions/http/connections/get.ts", cors: true, grants: ["table:read"] },
   { name: "UpdateConnection", method: "PATCH", path: "/auth/connections/{id}", handler: "functions/http/connections/update.ts", grants: ["table:read", "table:write"] },
   { name: "DeleteConnection", method: "DELETE", path: "/auth/connections/{id}", handler: "functions/http/connections/delete.ts", grants: ["table:read", "table:write", "workflow:stop"] },
   {
@@ -72,6 +78,7 @@ export const routes: readonly Route[] = [
     method: "POST",
     path: "/auth/connections/{id}/submit",
     handler: "functions/http/connections/submit.ts",
+    cors: true,
     grants: ["table:read", "table:write", "secrets:use", "workflow:signal"],
   },
   {
@@ -82,6 +89,7 @@ export const routes: readonly Route[] = [
     streaming: true,
     // Lambda's limit: the stream ends itself a minute earlier (maxFollowSeconds).
     timeoutSeconds: 15 * 60,
+    cors: true,
     grants: ["table:read"],
   },
   {
@@ -90,8 +98,13 @@ export const routes: readonly Route[] = [
     path: "/auth/connections/{id}/exchange",
     handler: "functions/http/connections/exchange.ts",
     auth: "none",
+    cors: true,
     grants: ["table:read", "table:write", "secrets:use"],
   },
+  // The hosted login page and its script and style: the handoff code in the page's URL, which the
+  // script exchanges, is the credential, so no authorizer runs and the functions touch nothing.
+  { name: "HostedLoginPage", method: "GET", path: "/login/{id}", handler: "functions/http/hosted/page.ts", auth: "none", grants: [] },
+  { name: "HostedLoginAsset", method: "GET", path: "/login-assets/{file}", handler: "functions/http/hosted/asset.ts", auth: "none", grants: [] },
   { name: "CreateProfile", method: "POST", path: "/profiles", handler: "functions/http/profiles/create.ts", grants: ["table:read", "table:write"] },
   { name: "ListProfiles", method: "GET", path: "/profiles", handler: "functions/http/profiles/list.ts", grants: ["table:read"] },
   { name: "GetProfile", method: "GET", path: "/profiles/{id_or_name}", handler: "functions/http/profiles/get.ts", grants: ["table:read"] },
@@ -137,3 +150,12 @@ export const routes: readonly Route[] = [
 
 /** Every route but those marked `auth: "none"` is behind this authorizer (API keys and handoff tokens). */
 export const authorizer = { name: "Authorizer", handler: "functions/authorizer.ts", grants: ["table:read", "secrets:use"] } as const;
+
+const corsRoutes = routes.filter((route) => route.cors);
+/** Each path with a `cors` route, and the methods its preflight allows: those routes' methods. */
+export const corsPaths: ReadonlyMap<string, readonly Route["method"][]> = new Map(
+  corsRoutes.map(({ path }) => [path, corsRoutes.filter((route) => route.path === path).map((route) => route.method)]),
+);
+
+/** Answers `OPTIONS` (the CORS preflight) on every path in `corsPaths`; no authorizer runs. */
+export const corsPreflight = { name: "CorsPreflight", handler: "functions/http/cors-preflight.ts", grants: [] } as const;

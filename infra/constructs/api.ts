@@ -16,7 +16,8 @@ import {
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { dependencyOutageMessage } from "#shared/domain/errors.ts";
-import { authorizer, binaryMediaTypes, routes, type Route } from "#shared/routes.ts";
+import { exposedHeaders } from "#shared/http/cors.ts";
+import { authorizer, binaryMediaTypes, corsPaths, corsPreflight, routes, type Route } from "#shared/routes.ts";
 import { ServiceFunction, type FunctionResources } from "./service-function.ts";
 
 export interface ApiProps {
@@ -61,6 +62,18 @@ const gatewayErrors = [
 ] as const;
 
 /**
+ * API Gateway's own answers cannot tell a cors route from another, nor check ALLOWED_ORIGINS, so they
+ * echo the request's Origin on every path. That is harmless: the body is the fixed error above, never
+ * data, and no credentials are allowed; a refused page learns only that its call failed and why,
+ * where without the headers an embedded login UI could not even read the status.
+ */
+const gatewayCorsHeaders = {
+  "Access-Control-Allow-Origin": "method.request.header.Origin",
+  Vary: "'Origin'",
+  "Access-Control-Expose-Headers": `'${exposedHeaders.join(", ")}'`,
+};
+
+/**
  * The REST API: one Lambda per route of the route table, every method behind the bearer authorizer
  * except the routes marked `auth: "none"`.
  */
@@ -69,6 +82,8 @@ export class Api extends Construct {
   readonly accessLogs: LogGroup;
   readonly routeFunctions: readonly RouteFunction[];
   readonly authorizerFunction: ServiceFunction;
+  /** Answers the CORS preflight (`OPTIONS`) on the paths of the route table's `cors` routes. */
+  readonly preflightFunction: ServiceFunction;
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
@@ -109,7 +124,12 @@ export class Api extends Construct {
       this.restApi.addGatewayResponse(error.code, {
         type: error.type,
         ...(error.statusCode ? { statusCode: error.statusCode } : {}),
-        responseHeaders: { "x-should-retry": `'${String(error.retry)}'`, "content-type": "'application/json'", ...(error.retry ? { "retry-after": "'1'" } : {}) },
+        responseHeaders: {
+          "x-should-retry": `'${String(error.retry)}'`,
+          "content-type": "'application/json'",
+          ...(error.retry ? { "retry-after": "'1'" } : {}),
+          ...gatewayCorsHeaders,
+        },
         templates: { "application/json": JSON.stringify({ code: error.code, message: error.message }) },
       });
     }
@@ -137,6 +157,21 @@ export class Api extends Construct {
       }
       return { route, handler };
     });
+
+    this.preflightFunction = new ServiceFunction(this, corsPreflight.name, {
+      handler: corsPreflight.handler,
+      description: `OPTIONS on the cors routes' paths: ${corsPreflight.handler}`,
+      grants: corsPreflight.grants,
+      resources: props.resources,
+    });
+    const preflightIntegration = new LambdaIntegration(this.preflightFunction.function);
+    for (const path of corsPaths.keys()) {
+      const method = this.restApi.root.resourceForPath(path).addMethod("OPTIONS", preflightIntegration, { authorizationType: AuthorizationType.NONE });
+      Validations.of(method).acknowledge({
+        id: "AwsSolutions-APIG4",
+        reason: "A browser sends the CORS preflight without credentials; it reads no data and changes nothing, it only names the methods and headers the path takes.",
+      });
+    }
 
     Validations.of(this.restApi).acknowledge(
       { id: "AwsSolutions-APIG2", reason: "Every handler validates its request with zod and answers 400 with the error body naming the field." },

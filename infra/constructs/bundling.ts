@@ -1,5 +1,5 @@
 import { build, type BuildOptions } from "esbuild";
-import { cp, readFile } from "node:fs/promises";
+import { cp, mkdir, readFile } from "node:fs/promises";
 import { findPackageJSON } from "node:module";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -74,6 +74,32 @@ export async function bundleThreadWorkers(bundle: string): Promise<string[]> {
     ),
   );
   return named.map(threadWorkerFile);
+}
+
+/**
+ * Files that bundled code reads at run time from beside its own module (`new URL("./<name>",
+ * import.meta.url)`), by that name, and where the repository keeps them: a bundle that names one
+ * gets a copy at the same place next to it, where the same URL finds it.
+ */
+const besideFiles = [
+  { name: "page.html", source: "shared/hosted-login/page.html" },
+  { name: "assets/login.js", source: "shared/hosted-login/assets/login.js" },
+  { name: "assets/login.css", source: "shared/hosted-login/assets/login.css" },
+] as const;
+
+/** Copies next to the bundle file `bundle` each file of `besideFiles` it names; returns their names. */
+export async function copyBesideFiles(bundle: string): Promise<string[]> {
+  const code = await readFile(bundle, "utf8");
+  const named = besideFiles.filter((file) => code.includes(`"./${file.name}"`));
+  const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+  await Promise.all(
+    named.map(async (file) => {
+      const target = join(dirname(bundle), file.name);
+      await mkdir(dirname(target), { recursive: true });
+      await cp(join(repoRoot, file.source), target);
+    }),
+  );
+  return named.map((file) => file.name);
 }
 
 /**

@@ -16,6 +16,8 @@ import { acknowledgeWildcard } from "./nag.ts";
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 /** Builds the thread workers a function's bundle starts next to its index.mjs. */
 const threadWorkerScript = fileURLToPath(new URL("./bundle-thread-workers.ts", import.meta.url));
+/** Copies the files a function's bundle reads at run time (the hosted login page) next to its index.mjs. */
+const besideFilesScript = fileURLToPath(new URL("./copy-beside-files.ts", import.meta.url));
 /** Copies the packages a browser function's bundle leaves out into its asset. */
 const shipPackagesScript = fileURLToPath(new URL("./ship-packages.ts", import.meta.url));
 const shellQuoted = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
@@ -41,6 +43,7 @@ function bundlingShipping(shipped: readonly string[]): BundlingOptions {
       beforeInstall: () => [],
       afterBundling: (_inputDir, outputDir) => [
         nodeCommand(threadWorkerScript, `${outputDir}/index.mjs`),
+        nodeCommand(besideFilesScript, `${outputDir}/index.mjs`),
         ...(shipped.length > 0 ? [nodeCommand(shipPackagesScript, outputDir, ...shipped)] : []),
       ],
     },

@@ -4,10 +4,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { AppError, dependencyOutageMessage, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from "#shared/domain/errors.ts";
+import { allowedOrigins, corsHeaders } from "#shared/http/cors.ts";
 import { maxJsonBodyBytes } from "#shared/http/handler.ts";
 import { errorResponse } from "#shared/http/responses.ts";
 import { errorFields, log } from "#shared/log.ts";
-import { authorizer, binaryMediaTypes, routes, type Route } from "#shared/routes.ts";
+import { authorizer, binaryMediaTypes, corsPaths, corsPreflight, routes, type Route } from "#shared/routes.ts";
 
 type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 type StreamingHandler = (event: APIGatewayProxyEvent, responseStream: ServerResponse) => Promise<void>;
@@ -41,6 +42,8 @@ export async function startGateway(options: { port: number; host?: string }): Pr
     routes.map(async (route) => ({ route, pattern: pathPattern(route.path), handler: await loadHandler<MountedRoute["handler"]>(route.handler) })),
   );
   const authorize = await loadHandler<AuthorizerHandler>(authorizer.handler);
+  const preflight = await loadHandler<ProxyHandler>(corsPreflight.handler);
+  const corsPathPatterns = [...corsPaths.keys()].map((path) => ({ path, pattern: pathPattern(path) }));
 
   function matchRoute(method: string, path: string): { entry: MountedRoute; found: RegExpExecArray } | undefined {
     for (const entry of mounted) {
@@ -64,7 +67,7 @@ export async function startGateway(options: { port: number; host?: string }): Pr
         if (!(error instanceof AppError)) log.error("gateway failure", { requestId, error: error instanceof Error ? error.message : String(error) });
         // Once a streamed answer has begun its status is sent: all that is left is to cut it short.
         if (response.headersSent) response.destroy();
-        else send(response, errorResponse(error, requestId));
+        else send(response, gatewayError(error, request, requestId));
       })
       .finally(() => {
         log.debug("request", { requestId, method: request.method, path: request.url, status: response.statusCode, ms: performance.now() - started });
@@ -75,21 +78,33 @@ export async function startGateway(options: { port: number; host?: string }): Pr
   async function serve(request: IncomingMessage, response: ServerResponse, requestId: string): Promise<APIGatewayProxyResult | undefined> {
     const url = new URL(request.url ?? "/", "http://gateway.local");
     const method = request.method ?? "GET";
+    const corsPath = corsPathPatterns.find(({ pattern }) => pattern.test(url.pathname));
+    if (method === "OPTIONS" && corsPath) {
+      await drain(request);
+      return preflight({
+        resource: corsPath.path,
+        path: url.pathname,
+        httpMethod: method,
+        headers: singleValueHeaders(request),
+        requestContext: { requestId, stage: "local", httpMethod: method, path: url.pathname, authorizer: null },
+      } as unknown as APIGatewayProxyEvent);
+    }
     const match = matchRoute(method, url.pathname);
     if (!match) {
       await drain(request);
-      return errorResponse(new NotFoundError(`no route for ${method} ${url.pathname}`), requestId);
+      return gatewayError(new NotFoundError(`no route for ${method} ${url.pathname}`), request, requestId);
     }
-    const headers = singleValueHeaders(request);
+    // As API Gateway sets it: how the client reached the gateway, which serves plain HTTP.
+    const headers: Record<string, string> = { ...singleValueHeaders(request), "x-forwarded-proto": "http" };
     const unauthenticated = match.entry.route.auth === "none";
     const authorizerContext = unauthenticated ? null : await authorizerAnswer(method, url.pathname, match.entry.route, headers);
     if (!unauthenticated && !authorizerContext) {
       await drain(request);
-      return errorResponse(new UnauthorizedError(), requestId);
+      return gatewayError(new UnauthorizedError(), request, requestId);
     }
     const limit = match.entry.route.maxBodyBytes ?? maxJsonBodyBytes;
     const body = await readBody(request, limit);
-    if (!body) return errorResponse(new PayloadTooLargeError(limit), requestId);
+    if (!body) return gatewayError(new PayloadTooLargeError(limit), request, requestId);
     const mediaType = (headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
     const binary = binaryMediaTypes.some((type) => type === mediaType);
     // Undecoded, as API Gateway's REST API hands them over: the shared handler decodes them.
@@ -108,13 +123,24 @@ export async function startGateway(options: { port: number; host?: string }): Pr
       body: body.length ? body.toString(binary ? "base64" : "utf8") : null,
       isBase64Encoded: binary,
       // As in API Gateway, a route without authorization carries no authorizer context.
-      requestContext: { requestId, stage: "local", httpMethod: method, path: url.pathname, authorizer: authorizerContext },
+      requestContext: { requestId, stage: "local", httpMethod: method, path: url.pathname, domainName: headers.host, authorizer: authorizerContext },
     } as unknown as APIGatewayProxyEvent;
     if (match.entry.route.streaming) {
       await (match.entry.handler as StreamingHandler)(event, response);
       return undefined;
     }
     return (match.entry.handler as ProxyHandler)(event);
+  }
+
+  /**
+   * The gateway's own error answers. On the paths of cors routes they carry the CORS headers, as API
+   * Gateway's gateway responses do, so an embedded login UI can read why its call failed.
+   */
+  function gatewayError(error: unknown, request: IncomingMessage, requestId: string): APIGatewayProxyResult {
+    const answer = errorResponse(error, requestId);
+    const path = new URL(request.url ?? "/", "http://gateway.local").pathname;
+    if (!corsPathPatterns.some(({ pattern }) => pattern.test(path))) return answer;
+    return { ...answer, headers: { ...answer.headers, ...corsHeaders(allowedOrigins(), request.headers.origin) } };
   }
 
   /** The authorizer's context for the request, or null when it refused it. */

@@ -43,5 +43,6 @@ export const loginRoutes = perConfig((config) =>
     workflow: workflowEngine(config),
     handoff: handoffCodes(config),
     timing: workflowTiming(config),
+    publicBaseUrl: config.PUBLIC_BASE_URL,
   }),
 );

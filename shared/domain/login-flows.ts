@@ -232,6 +232,8 @@ export interface LoginRouteDeps {
   workflow: WorkflowEngine;
   handoff: { issueHandoffCode(org: string, connectionId: string, expiresAt: string): Promise<string> };
   timing: Pick<WorkflowTiming, "timeScale">;
+  /** `PUBLIC_BASE_URL`: where the service is reached, over the base URL each request was made to. */
+  publicBaseUrl?: string;
   now?: () => Date;
 }
 
@@ -244,20 +246,29 @@ export interface LoginResponse {
   live_view_url?: string;
 }
 
+/**
+ * The hosted login page of a connection, opened with a handoff code. Only the login answer carries
+ * it: the code is single-use and kept only hashed, so the record's own `hosted_url` stays null.
+ */
+export function hostedLoginUrl(baseUrl: string, connectionId: string, handoffCode: string): string {
+  return `${baseUrl}/login/${encodeURIComponent(connectionId)}?code=${encodeURIComponent(handoffCode)}`;
+}
+
 /** The login and submit routes: start (or rejoin) a flow, and hand the user's input to it. */
 export function loginRouteCore(deps: LoginRouteDeps) {
   const clock = deps.now ?? (() => new Date());
 
   const existing = (org: string, id: string) => existingConnection(deps.connections, org, id);
 
-  async function respond(connection: Connection): Promise<LoginResponse> {
+  async function respond(connection: Connection, requestBaseUrl: string): Promise<LoginResponse> {
     const expiresAt = connection.flow_expires_at ?? clock().toISOString();
+    const handoffCode = await deps.handoff.issueHandoffCode(connection.org, connection.id, expiresAt);
     return {
       id: connection.id,
       flow_type: connection.flow_type ?? "LOGIN",
-      hosted_url: connection.hosted_url,
+      hosted_url: hostedLoginUrl(deps.publicBaseUrl ?? requestBaseUrl, connection.id, handoffCode),
       flow_expires_at: expiresAt,
-      handoff_code: await deps.handoff.issueHandoffCode(connection.org, connection.id, expiresAt),
+      handoff_code: handoffCode,
     };
   }
 
@@ -273,13 +284,14 @@ export function loginRouteCore(deps: LoginRouteDeps) {
   }
 
   return {
-    async login(org: string, id: string): Promise<LoginResponse> {
+    /** `requestBaseUrl`: where the caller reached the API, the hosted page's base unless `publicBaseUrl` is set. */
+    async login(org: string, id: string, requestBaseUrl: string): Promise<LoginResponse> {
       const connection = await existing(org, id);
       // A create that failed or was cut off before its workflow started left this mark; the health
       // checks it misses matter from a login on.
       if (connection.workflow_start_pending) await startFirstExecution(deps, connection);
       const now = clock();
-      if (await sessionStillWorks(connection)) return respond({ ...connection, flow_expires_at: now.toISOString() });
+      if (await sessionStillWorks(connection)) return respond({ ...connection, flow_expires_at: now.toISOString() }, requestBaseUrl);
       const flowId = randomBytes(6).toString("hex");
       const executionName = `${id}-login-${flowId}`;
       const begun = await deps.connections.beginFlow(
@@ -299,14 +311,14 @@ export function loginRouteCore(deps: LoginRouteDeps) {
         now.toISOString(),
       );
       if (!begun) throw new NotFoundError(`auth connection '${id}' not found`);
-      if (!begun.started) return respond(begun.connection);
+      if (!begun.started) return respond(begun.connection, requestBaseUrl);
       // A flow that outlived its expiry without ending (its execution lost) must not run on.
       if (connection.flow_status === "IN_PROGRESS" && connection.flow_execution_arn) await deps.workflow.stop(connection.flow_execution_arn);
       const input: FlowExecutionInput = { org, connection_id: id, flow_id: flowId };
       await deps.workflow.start(executionName, input);
       // Deleted meanwhile: that delete could not stop an execution that did not exist yet.
       if ((await deps.connections.get(org, id))?.flow_id !== flowId) await deps.workflow.stop(deps.workflow.executionArn(executionName));
-      return respond(begun.connection);
+      return respond(begun.connection, requestBaseUrl);
     },
   };
 }

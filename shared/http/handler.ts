@@ -3,6 +3,8 @@ import { pipeline } from "node:stream/promises";
 import * as z from "zod/mini";
 import { AppError, BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from "../domain/errors.ts";
 import { errorFields, log } from "../log.ts";
+import { allowedOrigins, corsHeaders, isCorsRoute } from "./cors.ts";
+import { requestBaseUrl } from "./base-url.ts";
 import { headerValue } from "./headers.ts";
 import { errorResponse, type HttpResponse, type StreamingResponse } from "./responses.ts";
 import { lambdaStreaming } from "./lambda-streaming.ts";
@@ -17,6 +19,10 @@ export interface HttpRequest<Params, Query, Body> {
   body: Body;
   /** The undecoded body, for routes that take binary uploads (`rawBodyLimit`). */
   raw: { contentType: string | undefined; bytes: Buffer };
+  /** The request's headers, as the client sent them (read them with `headerValue`). */
+  headers: APIGatewayProxyEvent["headers"];
+  /** Where the client reached the API (`https://host/stage`), for links back to it. */
+  baseUrl: string;
 }
 
 interface Schemas<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType> {
@@ -125,16 +131,18 @@ async function respond<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B ex
       ...(org === undefined ? {} : { org }),
       requestId,
       raw,
+      headers: event.headers ?? {},
+      baseUrl: requestBaseUrl(event),
       params: parse(schemas.params, decoded.pathParameters ?? {}, "path"),
       query: parse(schemas.query, event.queryStringParameters ?? {}, "query"),
       body: schemas.body ? parse(schemas.body, jsonBody(raw), "body") : undefined,
     } as HttpRequest<z.infer<P>, z.infer<Q>, z.infer<B>>;
-    return withRequestId(await run(request, core()), requestId);
+    return withCors(event, withRequestId(await run(request, core()), requestId));
   } catch (error) {
     if (!(error instanceof AppError)) {
       log.error("unhandled error", { requestId, route: event.resource, error: errorFields(error) });
     }
-    return withRequestId(errorResponse(error, requestId), requestId);
+    return withCors(event, withRequestId(errorResponse(error, requestId), requestId));
   }
 }
 
@@ -157,6 +165,12 @@ function authorizedOrg(event: APIGatewayProxyEvent, opensToHandoffToken: boolean
 
 function withRequestId<R extends HttpResponse | StreamingResponse>(response: R, requestId: string): R {
   return { ...response, headers: { ...response.headers, "x-request-id": requestId } };
+}
+
+/** A `cors` route's answers, errors included, carry the CORS headers; every other route's carry none. */
+function withCors<R extends HttpResponse | StreamingResponse>(event: APIGatewayProxyEvent, response: R): R {
+  if (!isCorsRoute(event.httpMethod, event.resource)) return response;
+  return { ...response, headers: { ...response.headers, ...corsHeaders(allowedOrigins(), headerValue(event.headers, "origin")) } };
 }
 
 function parse<T extends z.ZodMiniType>(schema: T | undefined, input: unknown, where: "path" | "query" | "body"): z.infer<T> {

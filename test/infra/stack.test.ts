@@ -2,7 +2,8 @@ import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { beforeAll, describe, expect, it } from "vitest";
-import { authorizer, binaryMediaTypes, routes, type Grant } from "#shared/routes.ts";
+import { exposedHeaders } from "#shared/http/cors.ts";
+import { authorizer, binaryMediaTypes, corsPaths, corsPreflight, routes, type Grant } from "#shared/routes.ts";
 import { tableDefinition } from "#shared/store/table.ts";
 import { browserFlowTimeoutSeconds } from "#shared/domain/login-flows.ts";
 import { definitionText, substitutedDefinition, workflowTasks, type WorkflowTask } from "#shared/workflow/definition.ts";
@@ -30,6 +31,7 @@ const grantActions: Record<Grant, { witness: string; allowed: RegExp }> = {
 const deployedFunctions = [
   ...routes.map((route) => ({ name: route.name, handler: route.handler, grants: route.grants })),
   { name: authorizer.name, handler: authorizer.handler, grants: authorizer.grants },
+  { name: corsPreflight.name, handler: corsPreflight.handler, grants: corsPreflight.grants },
   ...Object.values(workflowTasks).map((task) => ({ name: task.functionName, handler: task.handler, grants: task.grants })),
 ];
 
@@ -114,7 +116,7 @@ describe("the stack's functions", () => {
   });
 
   it("wires each route's method and path to the function built from the route's handler", () => {
-    template.resourceCountIs("AWS::ApiGateway::Method", routes.length);
+    template.resourceCountIs("AWS::ApiGateway::Method", routes.length + corsPaths.size);
     for (const route of routes) {
       const fn = functionFor(route.handler);
       const methods = ofType("AWS::ApiGateway::Method").filter(
@@ -137,6 +139,20 @@ describe("the stack's functions", () => {
       });
       expect(JSON.stringify(variables.STATE_MACHINE_ARN)).toContain(`:stateMachine:${String(stateMachine.Properties.StateMachineName)}"`);
     }
+  });
+
+  it("passes the hosted page's settings given as CDK context to every function, and refuses a bad one at synth", () => {
+    const settings = {
+      PUBLIC_BASE_URL: "https://auth.example.com",
+      REDIRECT_ORIGINS: "https://app.example.com",
+      ALLOWED_ORIGINS: "https://app.example.com",
+      FRAME_ANCESTORS: "'self'",
+    };
+    const given = authConnectionApp(new App({ context: { "aws:cdk:bundling-stacks": [], ...settings } }));
+    const functions = Object.values(Template.fromStack(given).findResources("AWS::Lambda::Function"));
+    expect(functions.length).toBe(deployedFunctions.length);
+    for (const fn of functions) expect((fn.Properties as { Environment: { Variables: object } }).Environment.Variables).toMatchObject(settings);
+    expect(() => authConnectionApp(new App({ context: { "aws:cdk:bundling-stacks": [], REDIRECT_ORIGINS: "javascript:alert(1)" } }))).toThrow(/REDIRECT_ORIGINS/);
   });
 
   it("limits each function's IAM actions to what its grants name, and gives each grant", () => {
@@ -162,6 +178,16 @@ describe("the stack's functions", () => {
     }
   });
 
+  it("lets the hosted login page's functions write their logs and touch nothing else", () => {
+    for (const name of ["HostedLoginPage", "HostedLoginAsset"]) {
+      const route = routes.find((candidate) => candidate.name === name)!;
+      const statements = statementsOf(functionFor(route.handler));
+      expect(route.grants, name).toEqual([]);
+      expect(statements.length, name).toBeGreaterThan(0);
+      expect(statements.flatMap((statement) => (Array.isArray(statement.Action) ? statement.Action : [statement.Action])).filter((action) => !action.startsWith("logs:")), name).toEqual([]);
+    }
+  });
+
   it("lets a read-only route read and nothing else", () => {
     const actions = actionsOf(functionFor(routes.find((route) => route.name === "GetConnection")!.handler));
 
@@ -171,10 +197,10 @@ describe("the stack's functions", () => {
 });
 
 describe("the API", () => {
-  it("puts every method except the handoff exchange behind the bearer REQUEST authorizer, cached as long as the functions cache a key", () => {
+  it("puts every method except the handoff exchange and the hosted login page behind the bearer REQUEST authorizer, cached as long as the functions cache a key", () => {
     const [authorizerId] = ofType("AWS::ApiGateway::Authorizer")[0]!;
     const unauthenticated = routes.filter((route) => route.auth === "none").map((route) => route.name);
-    expect(unauthenticated).toEqual(["ExchangeHandoffCode"]);
+    expect(unauthenticated).toEqual(["ExchangeHandoffCode", "HostedLoginPage", "HostedLoginAsset"]);
     for (const route of routes) {
       const fn = functionFor(route.handler);
       const [, method] = ofType("AWS::ApiGateway::Method").find(([, m]) => JSON.stringify(m.Properties.Integration).includes(`"${fn}"`))!;
@@ -222,6 +248,39 @@ describe("the API", () => {
       ResponseTemplates: { "application/json": JSON.stringify({ code: "unauthorized", message: "missing or unknown API key" }) },
     });
     template.hasResourceProperties("AWS::ApiGateway::GatewayResponse", { ResponseType: "MISSING_AUTHENTICATION_TOKEN", StatusCode: "404" });
+  });
+
+  it("answers OPTIONS without the authorizer on exactly the cors routes' resources, with the preflight function", () => {
+    const preflightFunction = functionFor(corsPreflight.handler);
+    const options = ofType("AWS::ApiGateway::Method").filter(([, method]) => method.Properties.HttpMethod === "OPTIONS");
+
+    expect(options.map(([, method]) => pathOf(method.Properties.ResourceId)).sort()).toEqual([...corsPaths.keys()].sort());
+    for (const [, method] of options) {
+      expect(method.Properties.AuthorizationType).toBe("NONE");
+      expect(method.Properties.AuthorizerId).toBeUndefined();
+      expect(JSON.stringify(method.Properties.Integration)).toContain(`"${preflightFunction}"`);
+    }
+  });
+
+  it("lets the preflight function write its logs and touch nothing else", () => {
+    const statements = statementsOf(functionFor(corsPreflight.handler));
+
+    expect(statements.length).toBeGreaterThan(0);
+    expect(actionsOf(functionFor(corsPreflight.handler))).toEqual([]);
+  });
+
+  it("puts the CORS headers on every one of API Gateway's own answers, echoing the request's Origin", () => {
+    const gatewayResponses = ofType("AWS::ApiGateway::GatewayResponse");
+
+    expect(gatewayResponses.length).toBeGreaterThan(0);
+    for (const [, response] of gatewayResponses) {
+      expect(response.Properties.ResponseParameters, String(response.Properties.ResponseType)).toMatchObject({
+        "gatewayresponse.header.Access-Control-Allow-Origin": "method.request.header.Origin",
+        "gatewayresponse.header.Vary": "'Origin'",
+        "gatewayresponse.header.Access-Control-Expose-Headers": `'${exposedHeaders.join(", ")}'`,
+      });
+      expect(response.Properties.ResponseParameters).not.toHaveProperty("gatewayresponse.header.Access-Control-Allow-Credentials");
+    }
   });
 
   it("declares the route table's binary media types, throttles the stage and writes access logs", () => {

@@ -7,7 +7,7 @@ import { findPackageJSON } from "node:module";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authorizer, routes, type Grant } from "#shared/routes.ts";
+import { authorizer, corsPreflight, routes, type Grant } from "#shared/routes.ts";
 import { workflowTasks, type WorkflowTask } from "#shared/workflow/definition.ts";
 import { browserPackages, lambdaBundle } from "../../infra/constructs/bundling.ts";
 import { authConnectionApp } from "../../infra/stack.ts";
@@ -54,11 +54,12 @@ describe("cdk synth with bundling", () => {
     }
   });
 
-  it("gives each function's AWS calls the SDK's default credential chain", () => {
+  it("gives each function's AWS calls the SDK's default credential chain, and a function that calls no AWS service no SDK", () => {
     if (!lambdaBundle.bundleAwsSdk) return;
     for (const fn of functions) {
       const { sources } = JSON.parse(readFileSync(`${bundleOf(fn)}.map`, "utf8")) as { sources: string[] };
-      expect(sources.some((source) => source.includes("@aws-sdk/credential-provider-node/")), fn.Properties.Description).toBe(true);
+      const carriesClient = sources.some((source) => source.includes("@aws-sdk/client-"));
+      expect(sources.some((source) => source.includes("@aws-sdk/credential-provider-node/")), fn.Properties.Description).toBe(carriesClient);
     }
   });
 
@@ -67,6 +68,7 @@ describe("cdk synth with bundling", () => {
     const grantsOf = new Map<string, readonly Grant[]>([
       ...routes.map((route) => [route.handler, route.grants] as const),
       [authorizer.handler, authorizer.grants],
+      [corsPreflight.handler, corsPreflight.grants],
       ...Object.values(workflowTasks).map((task) => [task.handler, task.grants] as const),
     ]);
     const clients: { module: string; usedWith: readonly Grant[] }[] = [
@@ -102,6 +104,17 @@ describe("cdk synth with bundling", () => {
       const worker = join(bundleOf(fn), "..", "zstd-decoder-worker.mjs");
       expect(existsSync(worker), fn.Properties.Description).toBe(startsDecoder(fn));
       expect(existsSync(`${worker}.map`), fn.Properties.Description).toBe(startsDecoder(fn));
+    }
+  });
+
+  it("ships the hosted login page beside the page function's bundle and its script and style beside the asset function's, and nothing of them with any other", () => {
+    const handlerOf = (fn: LambdaFunction) => fn.Properties.Description.split(": ").at(-1);
+    const beside: Record<string, string[]> = { "functions/http/hosted/page.ts": ["page.html"], "functions/http/hosted/asset.ts": ["assets/login.css", "assets/login.js"] };
+    for (const fn of functions) {
+      const assetDir = dirname(bundleOf(fn));
+      const shipped = ["page.html", "assets/login.css", "assets/login.js"].filter((file) => existsSync(join(assetDir, file)));
+      expect(shipped, fn.Properties.Description).toEqual(beside[handlerOf(fn) ?? ""] ?? []);
+      for (const file of shipped) expect(readFileSync(join(assetDir, file), "utf8"), file).toBe(readFileSync(`shared/hosted-login/${file}`, "utf8"));
     }
   });
 

@@ -107,7 +107,7 @@ describe("creating a connection", () => {
       login_url: "http://127.0.0.1:9/login",
     });
 
-    await loginRoutes(core.config).login(org, created.id);
+    await loginRoutes(core.config).login(org, created.id, "http://127.0.0.1");
     const touched = await core.connectionStore.get(org, created.id);
 
     expect(touched?.workflow_start_pending).toBeUndefined();

@@ -4,5 +4,5 @@ import { ok } from "#shared/http/responses.ts";
 import { idParams, loginBody } from "#shared/http/schemas.ts";
 
 export const handler = httpHandler(loginRoutes, { params: idParams, body: loginBody }, async (request, core) =>
-  ok(await core.login(request.org, request.params.id)),
+  ok(await core.login(request.org, request.params.id, request.baseUrl)),
 );
