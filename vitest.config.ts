@@ -4,6 +4,9 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts"],
+    setupFiles: ["test/support/quiet-output.ts"],
+    // A test's output (its console and the service's logs, see quiet-output.ts) is printed only when it fails.
+    silent: "passed-only",
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },

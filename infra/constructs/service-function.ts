@@ -3,7 +3,7 @@ import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import type { IKey } from "aws-cdk-lib/aws-kms";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
-import { NodejsFunction, OutputFormat, type BundlingOptions } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { IBucket } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
@@ -38,6 +38,8 @@ function bundlingShipping(shipped: readonly string[]): BundlingOptions {
     externalModules: [...(lambdaBundle.bundleAwsSdk ? [] : awsSdkModules), ...shipped],
     // The locally installed esbuild: synth stays offline and needs no Docker.
     forceDockerBundling: false,
+    // Warnings and errors only: a size table per function would bury synth's and deploy's own output (bench/bundles.ts measures the sizes).
+    logLevel: LogLevel.WARNING,
     commandHooks: {
       beforeBundling: () => [],
       beforeInstall: () => [],
