@@ -18,15 +18,15 @@ const apiKeyCacheSeconds = 60;
  */
 const deployerSettings = ["PUBLIC_BASE_URL", "REDIRECT_ORIGINS", "ALLOWED_ORIGINS", "FRAME_ANCESTORS"] as const satisfies readonly (keyof Config)[];
 
-function deployerEnvironment(scope: Construct): Partial<Record<(typeof deployerSettings)[number], string>> {
-  const given = Object.fromEntries(
+/** The settings given, for the functions' environment, and the config they make, for the parts fixed at synth. */
+function deployerSettingsGiven(scope: Construct): { environment: Partial<Record<(typeof deployerSettings)[number], string>>; config: Config } {
+  const environment = Object.fromEntries(
     deployerSettings.flatMap((name) => {
       const value: unknown = scope.node.tryGetContext(name);
       return value === undefined ? [] : [[name, String(value)]];
     }),
   );
-  loadConfig(given);
-  return given;
+  return { environment, config: loadConfig(environment) };
 }
 
 /** The whole service: storage (retained), the connection workflow, the API and its dashboard. */
@@ -41,6 +41,7 @@ export class AuthConnectionStack extends Stack {
     this.storage = new Storage(this, "Storage");
     const stateMachineName = `${this.stackName}-connections`;
     const { stateMachineArn, executionsArn } = workflowArns(this, stateMachineName);
+    const deployer = deployerSettingsGiven(this);
     const resources: FunctionResources = {
       table: this.storage.table,
       bucket: this.storage.bucket,
@@ -54,11 +55,16 @@ export class AuthConnectionStack extends Stack {
         STATE_MACHINE_ARN: stateMachineArn,
         KMS_KEY_ID: this.storage.credentialsKey.keyArn,
         API_KEY_CACHE_SECONDS: String(apiKeyCacheSeconds),
-        ...deployerEnvironment(this),
+        ...deployer.environment,
       },
     };
     this.workflow = new ConnectionWorkflow(this, "Workflow", { stateMachineName, resources });
-    this.api = new Api(this, "Api", { resources, keyCacheTtl: Duration.seconds(apiKeyCacheSeconds), throttle: { rateLimit: 50, burstLimit: 100 } });
+    this.api = new Api(this, "Api", {
+      resources,
+      keyCacheTtl: Duration.seconds(apiKeyCacheSeconds),
+      throttle: { rateLimit: 50, burstLimit: 100 },
+      allowedOrigins: deployer.config.ALLOWED_ORIGINS,
+    });
     this.observability = new Observability(this, "Observability", {
       dashboardName: this.stackName,
       restApi: this.api.restApi,

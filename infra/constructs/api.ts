@@ -16,7 +16,7 @@ import {
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { dependencyOutageMessage } from "#shared/domain/errors.ts";
-import { exposedHeaders } from "#shared/http/cors.ts";
+import { gatewayCorsHeaders, type AllowedOrigins } from "#shared/http/cors.ts";
 import { authorizer, binaryMediaTypes, corsPaths, corsPreflight, routes, type Route } from "#shared/routes.ts";
 import { ServiceFunction, type FunctionResources } from "./service-function.ts";
 
@@ -26,6 +26,8 @@ export interface ApiProps {
   keyCacheTtl: Duration;
   /** Steady requests per second and burst for the whole stage. */
   throttle: { rateLimit: number; burstLimit: number };
+  /** `ALLOWED_ORIGINS` as deployed: the CORS headers of API Gateway's own answers are fixed from it. */
+  allowedOrigins: AllowedOrigins;
 }
 
 export interface RouteFunction {
@@ -52,25 +54,29 @@ const accessLogFormat = AccessLogFormat.custom(
 
 const gatewayErrors = [
   { type: ResponseType.UNAUTHORIZED, statusCode: "401", code: "unauthorized", message: "missing or unknown API key", retry: false },
+  // The authorizer's policy denied the call.
+  { type: ResponseType.ACCESS_DENIED, statusCode: "403", code: "forbidden", message: "the credential does not reach this route", retry: false },
   // API Gateway answers an unknown path or method with 403 "Missing Authentication Token".
   { type: ResponseType.MISSING_AUTHENTICATION_TOKEN, statusCode: "404", code: "not_found", message: "no such route", retry: false },
   { type: ResponseType.REQUEST_TOO_LARGE, statusCode: "413", code: "payload_too_large", message: "request body too large", retry: false },
   // The authorizer failed rather than refused: it could not read the key (the table unavailable).
   { type: ResponseType.AUTHORIZER_FAILURE, statusCode: "503", code: "service_unavailable", message: dependencyOutageMessage, retry: true },
   { type: ResponseType.THROTTLED, statusCode: "429", code: "rate_limited", message: "too many requests", retry: true },
+  // Any other refusal of API Gateway's own (its status kept), so no answer of it lacks our body and headers.
+  { type: ResponseType.DEFAULT_4XX, statusCode: undefined, code: "bad_request", message: "request refused by the API gateway", retry: false },
   { type: ResponseType.DEFAULT_5XX, statusCode: undefined, code: "internal_error", message: "internal error", retry: true },
 ] as const;
 
 /**
- * API Gateway's own answers cannot tell a cors route from another, nor check ALLOWED_ORIGINS, so they
- * echo the request's Origin on every path. That is harmless: the body is the fixed error above, never
- * data, and no credentials are allowed; a refused page learns only that its call failed and why,
- * where without the headers an embedded login UI could not even read the status.
+ * Why each route without an authorizer needs none (cdk-nag's APIG4 asks): what its credential is,
+ * or why it has nothing to protect.
  */
-const gatewayCorsHeaders = {
-  "Access-Control-Allow-Origin": "method.request.header.Origin",
-  Vary: "'Origin'",
-  "Access-Control-Expose-Headers": `'${exposedHeaders.join(", ")}'`,
+const authNoneReasons: Record<string, string> = {
+  ExchangeHandoffCode:
+    "takes no API key: the one-time handoff code in its body is the credential (256 random bits, stored hashed, single use, short-lived), checked by the handler.",
+  HostedLoginPage:
+    "serves the same static document to anyone and reads no data: the handoff code in its query is left to the page's script, which spends it at the exchange route.",
+  HostedLoginAsset: "serves the hosted login page's static script and style; it takes no credential and reads no data.",
 };
 
 /**
@@ -128,7 +134,7 @@ export class Api extends Construct {
           "x-should-retry": `'${String(error.retry)}'`,
           "content-type": "'application/json'",
           ...(error.retry ? { "retry-after": "'1'" } : {}),
-          ...gatewayCorsHeaders,
+          ...Object.fromEntries(Object.entries(gatewayCorsHeaders(props.allowedOrigins)).map(([name, value]) => [name, `'${value}'`])),
         },
         templates: { "application/json": JSON.stringify({ code: error.code, message: error.message }) },
       });
@@ -150,10 +156,9 @@ export class Api extends Construct {
         .resourceForPath(route.path)
         .addMethod(route.method, integration, route.auth === "none" ? { authorizationType: AuthorizationType.NONE } : {});
       if (route.auth === "none") {
-        Validations.of(method).acknowledge({
-          id: "AwsSolutions-APIG4",
-          reason: `${route.name} takes no API key: the one-time handoff code in its body is the credential (256 random bits, stored hashed, single use, short-lived), checked by the handler.`,
-        });
+        const reason = authNoneReasons[route.name];
+        if (!reason) throw new Error(`route ${route.name} has auth "none": say why in authNoneReasons`);
+        Validations.of(method).acknowledge({ id: "AwsSolutions-APIG4", reason: `${route.name} ${reason}` });
       }
       return { route, handler };
     });

@@ -3,6 +3,7 @@ import { cp, mkdir, readFile } from "node:fs/promises";
 import { findPackageJSON } from "node:module";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { hostedLoginAssetFolder, hostedLoginAssetTypes } from "#shared/hosted-login/asset-files.ts";
 
 /**
  * How every Lambda is bundled: read by the stack (NodejsFunction) and by the bundle bench, so the
@@ -78,28 +79,28 @@ export async function bundleThreadWorkers(bundle: string): Promise<string[]> {
 
 /**
  * Files that bundled code reads at run time from beside its own module (`new URL("./<name>",
- * import.meta.url)`), by that name, and where the repository keeps them: a bundle that names one
- * gets a copy at the same place next to it, where the same URL finds it.
+ * import.meta.url)`), by the name its code holds, and where the repository keeps them: a bundle that
+ * names one gets a copy of its files at the same place next to it, where the same URL finds them.
  */
-const besideFiles = [
-  { name: "page.html", source: "shared/hosted-login/page.html" },
-  { name: "assets/login.js", source: "shared/hosted-login/assets/login.js" },
-  { name: "assets/login.css", source: "shared/hosted-login/assets/login.css" },
-] as const;
+const hostedLoginSources = "shared/hosted-login";
+const besideFiles: readonly { named: string; files: readonly string[] }[] = [
+  { named: "./page.html", files: ["page.html"] },
+  { named: hostedLoginAssetFolder, files: [...hostedLoginAssetTypes.keys()].map((name) => join(hostedLoginAssetFolder, name)) },
+];
 
-/** Copies next to the bundle file `bundle` each file of `besideFiles` it names; returns their names. */
+/** Copies next to the bundle file `bundle` the files of each `besideFiles` entry it names; returns their names. */
 export async function copyBesideFiles(bundle: string): Promise<string[]> {
   const code = await readFile(bundle, "utf8");
-  const named = besideFiles.filter((file) => code.includes(`"./${file.name}"`));
+  const named = besideFiles.filter((entry) => code.includes(`"${entry.named}"`)).flatMap((entry) => entry.files);
   const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
   await Promise.all(
     named.map(async (file) => {
-      const target = join(dirname(bundle), file.name);
+      const target = join(dirname(bundle), file);
       await mkdir(dirname(target), { recursive: true });
-      await cp(join(repoRoot, file.source), target);
+      await cp(join(repoRoot, hostedLoginSources, file), target);
     }),
   );
-  return named.map((file) => file.name);
+  return named;
 }
 
 /**

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { AppError, dependencyOutageMessage, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from "#shared/domain/errors.ts";
-import { allowedOrigins, corsHeaders } from "#shared/http/cors.ts";
+import { allowedOrigins, gatewayCorsHeaders } from "#shared/http/cors.ts";
 import { maxJsonBodyBytes } from "#shared/http/handler.ts";
 import { errorResponse } from "#shared/http/responses.ts";
 import { errorFields, log } from "#shared/log.ts";
@@ -67,10 +67,12 @@ export async function startGateway(options: { port: number; host?: string }): Pr
         if (!(error instanceof AppError)) log.error("gateway failure", { requestId, error: error instanceof Error ? error.message : String(error) });
         // Once a streamed answer has begun its status is sent: all that is left is to cut it short.
         if (response.headersSent) response.destroy();
-        else send(response, gatewayError(error, request, requestId));
+        else send(response, gatewayError(error, requestId));
       })
       .finally(() => {
-        log.debug("request", { requestId, method: request.method, path: request.url, status: response.statusCode, ms: performance.now() - started });
+        // The path alone: the query may hold a handoff code (the hosted page's link).
+        const path = new URL(request.url ?? "/", "http://gateway.local").pathname;
+        log.debug("request", { requestId, method: request.method, path, status: response.statusCode, ms: performance.now() - started });
       });
   });
 
@@ -92,7 +94,7 @@ export async function startGateway(options: { port: number; host?: string }): Pr
     const match = matchRoute(method, url.pathname);
     if (!match) {
       await drain(request);
-      return gatewayError(new NotFoundError(`no route for ${method} ${url.pathname}`), request, requestId);
+      return gatewayError(new NotFoundError(`no route for ${method} ${url.pathname}`), requestId);
     }
     // As API Gateway sets it: how the client reached the gateway, which serves plain HTTP.
     const headers: Record<string, string> = { ...singleValueHeaders(request), "x-forwarded-proto": "http" };
@@ -100,11 +102,11 @@ export async function startGateway(options: { port: number; host?: string }): Pr
     const authorizerContext = unauthenticated ? null : await authorizerAnswer(method, url.pathname, match.entry.route, headers);
     if (!unauthenticated && !authorizerContext) {
       await drain(request);
-      return gatewayError(new UnauthorizedError(), request, requestId);
+      return gatewayError(new UnauthorizedError(), requestId);
     }
     const limit = match.entry.route.maxBodyBytes ?? maxJsonBodyBytes;
     const body = await readBody(request, limit);
-    if (!body) return gatewayError(new PayloadTooLargeError(limit), request, requestId);
+    if (!body) return gatewayError(new PayloadTooLargeError(limit), requestId);
     const mediaType = (headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
     const binary = binaryMediaTypes.some((type) => type === mediaType);
     // Undecoded, as API Gateway's REST API hands them over: the shared handler decodes them.
@@ -133,14 +135,13 @@ export async function startGateway(options: { port: number; host?: string }): Pr
   }
 
   /**
-   * The gateway's own error answers. On the paths of cors routes they carry the CORS headers, as API
-   * Gateway's gateway responses do, so an embedded login UI can read why its call failed.
+   * The gateway's own error answers, with the CORS headers API Gateway's gateway responses carry:
+   * the same on every path, fixed by ALLOWED_ORIGINS, so an embedded login UI can read why its call
+   * failed.
    */
-  function gatewayError(error: unknown, request: IncomingMessage, requestId: string): APIGatewayProxyResult {
+  function gatewayError(error: unknown, requestId: string): APIGatewayProxyResult {
     const answer = errorResponse(error, requestId);
-    const path = new URL(request.url ?? "/", "http://gateway.local").pathname;
-    if (!corsPathPatterns.some(({ pattern }) => pattern.test(path))) return answer;
-    return { ...answer, headers: { ...answer.headers, ...corsHeaders(allowedOrigins(), request.headers.origin) } };
+    return { ...answer, headers: { ...answer.headers, ...gatewayCorsHeaders(allowedOrigins()) } };
   }
 
   /** The authorizer's context for the request, or null when it refused it. */

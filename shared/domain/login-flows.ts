@@ -247,6 +247,13 @@ export interface LoginResponse {
 }
 
 /**
+ * How long the code of a login answered at once (the saved session still works) can be exchanged:
+ * there is no flow for it to expire with, yet the person sent its link must still reach the page's
+ * success state and the caller's success_url. Not scaled by the local time scale: a person clicks it.
+ */
+export const settledLoginCodeSeconds = 10 * 60;
+
+/**
  * The hosted login page of a connection, opened with a handoff code. Only the login answer carries
  * it: the code is single-use and kept only hashed, so the record's own `hosted_url` stays null.
  */
@@ -260,9 +267,10 @@ export function loginRouteCore(deps: LoginRouteDeps) {
 
   const existing = (org: string, id: string) => existingConnection(deps.connections, org, id);
 
-  async function respond(connection: Connection, requestBaseUrl: string): Promise<LoginResponse> {
+  /** `codeExpiresAt`: when the link's code stops exchanging; the flow's own expiry unless given. */
+  async function respond(connection: Connection, requestBaseUrl: string, codeExpiresAt?: string): Promise<LoginResponse> {
     const expiresAt = connection.flow_expires_at ?? clock().toISOString();
-    const handoffCode = await deps.handoff.issueHandoffCode(connection.org, connection.id, expiresAt);
+    const handoffCode = await deps.handoff.issueHandoffCode(connection.org, connection.id, codeExpiresAt ?? expiresAt);
     return {
       id: connection.id,
       flow_type: connection.flow_type ?? "LOGIN",
@@ -291,7 +299,10 @@ export function loginRouteCore(deps: LoginRouteDeps) {
       // checks it misses matter from a login on.
       if (connection.workflow_start_pending) await startFirstExecution(deps, connection);
       const now = clock();
-      if (await sessionStillWorks(connection)) return respond({ ...connection, flow_expires_at: now.toISOString() }, requestBaseUrl);
+      if (await sessionStillWorks(connection)) {
+        const codeExpiresAt = new Date(now.getTime() + settledLoginCodeSeconds * 1000).toISOString();
+        return respond({ ...connection, flow_expires_at: now.toISOString() }, requestBaseUrl, codeExpiresAt);
+      }
       const flowId = randomBytes(6).toString("hex");
       const executionName = `${id}-login-${flowId}`;
       const begun = await deps.connections.beginFlow(

@@ -6,24 +6,34 @@ export interface Asset {
   contentType: string;
 }
 
-/** Serves the page's assets by name, each read once per process. */
+/**
+ * The page's script and style, by the name page.html links each by (`../login-assets/<name>`), with
+ * its content type: the one list of them, which the bundling copies and the asset route serves.
+ */
+export const hostedLoginAssetTypes: ReadonlyMap<string, string> = /* @__PURE__ */ new Map([
+  ["login.js", "text/javascript; charset=utf-8"],
+  ["login.css", "text/css; charset=utf-8"],
+]);
+
+/**
+ * Where they are kept: assets/ beside this module, and beside the bundle once deployed
+ * (infra/constructs/bundling.ts copies them for a bundle that names this folder).
+ */
+export const hostedLoginAssetFolder = "./assets/";
+
+/** Serves the page's assets by name, each read once per process; no other file is served. */
 export function hostedLoginAssets() {
-  /**
-   * The page's script and style, in assets/ beside this module (and beside the bundle once
-   * deployed: infra/constructs/bundling.ts copies each file a bundle names). No other file is served.
-   */
-  const assetFiles = new Map([
-    ["login.js", { url: new URL("./assets/login.js", import.meta.url), contentType: "text/javascript; charset=utf-8" }],
-    ["login.css", { url: new URL("./assets/login.css", import.meta.url), contentType: "text/css; charset=utf-8" }],
-  ]);
+  const folder = new URL(hostedLoginAssetFolder, import.meta.url);
   const read = new Map<string, Promise<Asset>>();
   return {
     asset(file: string): Promise<Asset> {
-      const known = assetFiles.get(file);
-      if (!known) return Promise.reject(new NotFoundError(`no hosted login asset '${file}': there are ${[...assetFiles.keys()].join(" and ")}`));
+      const contentType = hostedLoginAssetTypes.get(file);
+      if (!contentType) {
+        return Promise.reject(new NotFoundError(`no hosted login asset '${file}': there are ${[...hostedLoginAssetTypes.keys()].join(" and ")}`));
+      }
       let asset = read.get(file);
       if (!asset) {
-        asset = readFile(known.url, "utf8").then((body) => ({ body, contentType: known.contentType }));
+        asset = readFile(new URL(file, folder), "utf8").then((body) => ({ body, contentType }));
         read.set(file, asset);
       }
       return asset;

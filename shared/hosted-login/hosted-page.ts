@@ -5,8 +5,6 @@ import { resolveRedirects, type RedirectOrigins } from "./redirects.ts";
 export interface HostedPageDeps {
   template: PageTemplate;
   redirectOrigins: RedirectOrigins;
-  /** CSP `frame-ancestors` sources: who may show the page in a frame. */
-  frameAncestors: string;
 }
 
 export interface HostedPageRequest {
@@ -16,10 +14,10 @@ export interface HostedPageRequest {
 }
 
 /**
- * The hosted login page. It does not look at the handoff code: the page's script exchanges it, so
- * the page itself gives nothing away and any connection id gets the same document.
+ * What every answer of the page's route carries, its errors included. `frameAncestors`: the CSP
+ * `frame-ancestors` sources, who may show the page in a frame.
  */
-export function hostedPageCore(deps: HostedPageDeps) {
+export function pageSecurityHeaders(frameAncestors: string): Record<string, string> {
   // The script, style and the API the script calls are on this origin; nothing else is loaded.
   const contentSecurityPolicy = [
     "default-src 'none'",
@@ -29,15 +27,28 @@ export function hostedPageCore(deps: HostedPageDeps) {
     "img-src 'self' data:",
     "base-uri 'none'",
     "form-action 'none'",
-    `frame-ancestors ${deps.frameAncestors}`,
+    `frame-ancestors ${frameAncestors}`,
   ].join("; ");
-
   return {
-    page(request: HostedPageRequest): { html: string; contentSecurityPolicy: string } {
+    "content-security-policy": contentSecurityPolicy,
+    // The handoff code is in the page's URL: no request from the page may carry it elsewhere.
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+  };
+}
+
+/**
+ * The hosted login page. It does not look at the handoff code: the page's script exchanges it, so
+ * the page itself gives nothing away and any connection id gets the same document.
+ */
+export function hostedPageCore(deps: HostedPageDeps) {
+  return {
+    page(request: HostedPageRequest): { html: string } {
       const lang = chooseLanguage(request.acceptLanguage);
       const strings = hostedLoginStrings[lang] ?? hostedLoginStrings.en!;
       const redirect = resolveRedirects(request, deps.redirectOrigins);
-      return { html: deps.template.render(lang, { strings, redirect }), contentSecurityPolicy };
+      return { html: deps.template.render(lang, { strings, redirect }) };
     },
   };
 }

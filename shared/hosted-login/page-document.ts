@@ -42,7 +42,7 @@ function splitAround(text: string, match: RegExpExecArray): [string, string] {
  * JSON that cannot end its `<script>` element or open a comment in it: `<`, `>` and `&` become
  * JSON escapes, which JSON.parse reads back unchanged.
  */
-export function scriptSafeJson(value: unknown): string {
+function scriptSafeJson(value: unknown): string {
   return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 

@@ -9,16 +9,20 @@ export type RedirectOrigins = { kind: "listed"; origins: readonly string[] } | {
 
 /**
  * Why a redirect is not followed, as a key of the page's `redirectRefusedReasons` strings: not an
- * absolute URL, not http(s), or an origin not allowed.
+ * absolute URL (or longer than any link should be), not http(s), or an origin not allowed.
  */
 export type RedirectRefusal = "invalid" | "scheme" | "origin";
 
-/** What the page may follow, and why a URL it was given is not followed (the first such). */
+/** What the page may follow at each end, and why a URL it was given for that end is not followed. */
 export interface ResolvedRedirects {
   success: string | null;
+  successRefused: RedirectRefusal | null;
   error: string | null;
-  refused: RedirectRefusal | null;
+  errorRefused: RedirectRefusal | null;
 }
+
+/** Longer than this is no link a caller means; browsers and proxies start cutting URLs about here. */
+export const maxRedirectLength = 2048;
 
 const loopbackHosts = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
@@ -30,21 +34,22 @@ export function redirectOrigins(configured: readonly string[] | undefined, mode:
 
 /** The URL to follow, or why it is refused. */
 export function checkRedirect(value: string, allowed: RedirectOrigins): { url: string } | { refused: RedirectRefusal } {
-  if (!URL.canParse(value)) return { refused: "invalid" };
+  if (value.length > maxRedirectLength || !URL.canParse(value)) return { refused: "invalid" };
   const url = new URL(value);
   if (url.protocol !== "http:" && url.protocol !== "https:") return { refused: "scheme" };
   const listed = allowed.kind === "loopback" ? loopbackHosts.has(url.hostname) : allowed.origins.includes(url.origin);
   return listed ? { url: url.href } : { refused: "origin" };
 }
 
-/** Both redirects of a page request, each checked; an absent one is null. */
+/** Both redirects of a page request, each checked on its own; an absent one is null, and refused by nothing. */
 export function resolveRedirects(query: { success_url?: string; error_url?: string }, allowed: RedirectOrigins): ResolvedRedirects {
-  const success = query.success_url ? checkRedirect(query.success_url, allowed) : undefined;
-  const error = query.error_url ? checkRedirect(query.error_url, allowed) : undefined;
-  const refusals = [success, error].flatMap((checked) => (checked && "refused" in checked ? [checked.refused] : []));
-  return {
-    success: success && "url" in success ? success.url : null,
-    error: error && "url" in error ? error.url : null,
-    refused: refusals[0] ?? null,
-  };
+  const success = resolveOne(query.success_url, allowed);
+  const error = resolveOne(query.error_url, allowed);
+  return { success: success.url, successRefused: success.refused, error: error.url, errorRefused: error.refused };
+}
+
+function resolveOne(value: string | undefined, allowed: RedirectOrigins): { url: string | null; refused: RedirectRefusal | null } {
+  if (!value) return { url: null, refused: null };
+  const checked = checkRedirect(value, allowed);
+  return "url" in checked ? { url: checked.url, refused: null } : { url: null, refused: checked.refused };
 }

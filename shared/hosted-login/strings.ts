@@ -67,6 +67,9 @@ const en = {
   canceledBody: "Ask whoever sent you this link for a new one if you still want to sign in.",
   linkHeading: "Ask for a new link",
   linkBody: "This link has expired or was already used. Ask whoever sent it to you for a new link.",
+  unreachableHeading: "Could not reach the service",
+  unreachableBody: "Check your connection and try again. This link still works.",
+  tryAgain: "Try again",
   redirectRefused: "This page won't send you on to the address it was given: {reason}",
   redirectRefusedReasons: {
     scheme: "only http and https addresses are allowed.",
@@ -139,6 +142,9 @@ const de: Strings = {
   canceledBody: "Bitten Sie den Absender dieses Links um einen neuen, wenn Sie sich noch anmelden möchten.",
   linkHeading: "Fordern Sie einen neuen Link an",
   linkBody: "Dieser Link ist abgelaufen oder wurde schon benutzt. Bitten Sie den Absender um einen neuen Link.",
+  unreachableHeading: "Der Dienst ist nicht erreichbar",
+  unreachableBody: "Prüfen Sie Ihre Verbindung und versuchen Sie es erneut. Dieser Link gilt weiterhin.",
+  tryAgain: "Erneut versuchen",
   redirectRefused: "Diese Seite leitet Sie nicht an die angegebene Adresse weiter: {reason}",
   redirectRefusedReasons: {
     scheme: "Nur http- und https-Adressen sind erlaubt.",
@@ -209,6 +215,9 @@ const es: Strings = {
   canceledBody: "Pide a quien te envió este enlace uno nuevo si aún quieres iniciar sesión.",
   linkHeading: "Pide un enlace nuevo",
   linkBody: "Este enlace caducó o ya se usó. Pide a quien te lo envió un enlace nuevo.",
+  unreachableHeading: "No se pudo conectar con el servicio",
+  unreachableBody: "Comprueba tu conexión e inténtalo de nuevo. Este enlace sigue siendo válido.",
+  tryAgain: "Intentar de nuevo",
   redirectRefused: "Esta página no te enviará a la dirección indicada: {reason}",
   redirectRefusedReasons: {
     scheme: "solo se permiten direcciones http y https.",
@@ -279,6 +288,9 @@ const fr: Strings = {
   canceledBody: "Demandez un nouveau lien à la personne qui vous l'a envoyé si vous voulez toujours vous connecter.",
   linkHeading: "Demandez un nouveau lien",
   linkBody: "Ce lien a expiré ou a déjà été utilisé. Demandez un nouveau lien à la personne qui vous l'a envoyé.",
+  unreachableHeading: "Impossible de joindre le service",
+  unreachableBody: "Vérifiez votre connexion et réessayez. Ce lien reste valable.",
+  tryAgain: "Réessayer",
   redirectRefused: "Cette page ne vous enverra pas vers l'adresse indiquée : {reason}",
   redirectRefusedReasons: {
     scheme: "seules les adresses http et https sont autorisées.",

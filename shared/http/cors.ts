@@ -1,7 +1,7 @@
 import { perConfig } from "../composition/config.ts";
 import type { Config } from "../config.ts";
 import { NotFoundError } from "../domain/errors.ts";
-import { corsPaths, routes } from "../routes.ts";
+import { corsPaths, routes, type Route } from "../routes.ts";
 import { errorResponse, type HttpResponse } from "./responses.ts";
 
 /**
@@ -23,9 +23,9 @@ export const preflightMaxAgeSeconds = 7200;
 
 export const allowedOrigins = perConfig((config) => config.ALLOWED_ORIGINS);
 
-/** Whether the route the request reached (its API Gateway resource and method) answers CORS. */
-export function isCorsRoute(method: string, resource: string): boolean {
-  return routes.some((route) => route.cors === true && route.method === method && route.path === resource);
+/** The route the request reached (its API Gateway resource and method) when that route answers CORS. */
+export function corsRoute(method: string, resource: string): Route | undefined {
+  return routes.find((route) => route.cors === true && route.method === method && route.path === resource);
 }
 
 /**
@@ -34,6 +34,22 @@ export function isCorsRoute(method: string, resource: string): boolean {
  */
 export function corsHeaders(allowed: AllowedOrigins, origin: string | undefined): Record<string, string> {
   return { ...allowOrigin(allowed, origin), vary: "Origin", "access-control-expose-headers": exposedHeaders.join(", ") };
+}
+
+/**
+ * The CORS headers of the gateway's own answers (refused credential, unknown route, throttling,
+ * outage), on every path. In AWS these are API Gateway's gateway responses: one set for the whole
+ * API, fixed at deploy time, so they cannot echo the request's Origin after checking it against a
+ * list. Hence: `*` for `*`, the one origin when exactly one is listed, and no Allow-Origin when
+ * several are (API Gateway cannot choose among them per request; such a page then cannot read why
+ * its call failed, only that it did). The local gateway answers by the same rule.
+ */
+export function gatewayCorsHeaders(allowed: AllowedOrigins): Record<string, string> {
+  const fixedOrigin = allowed === "*" ? "*" : allowed.length === 1 ? allowed[0] : undefined;
+  return {
+    ...(fixedOrigin === undefined ? {} : { "access-control-allow-origin": fixedOrigin }),
+    "access-control-expose-headers": exposedHeaders.join(", "),
+  };
 }
 
 /**

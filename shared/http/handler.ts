@@ -3,7 +3,7 @@ import { pipeline } from "node:stream/promises";
 import * as z from "zod/mini";
 import { AppError, BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from "../domain/errors.ts";
 import { errorFields, log } from "../log.ts";
-import { allowedOrigins, corsHeaders, isCorsRoute } from "./cors.ts";
+import { allowedOrigins, corsHeaders, corsRoute } from "./cors.ts";
 import { requestBaseUrl } from "./base-url.ts";
 import { headerValue } from "./headers.ts";
 import { errorResponse, type HttpResponse, type StreamingResponse } from "./responses.ts";
@@ -74,15 +74,25 @@ export function httpHandler<
 
 /**
  * The same for a route the route table marks `auth: "none"` (no authorizer runs): the handler gets
- * no org and must check the credential its request carries itself.
+ * no org and must check the credential its request carries itself. `everyAnswer` names headers
+ * that every answer of the route carries, its errors included (a page's security headers).
  */
 export function anonymousHttpHandler<
   C,
   P extends z.ZodMiniType = z.ZodMiniUnknown,
   Q extends z.ZodMiniType = z.ZodMiniUnknown,
   B extends z.ZodMiniType = z.ZodMiniUnknown,
->(core: () => C, schemas: Schemas<P, Q, B>, run: AnonymousRun<C, P, Q, B>): (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult> {
-  return (event) => respond(event, core, schemas, run, () => undefined);
+>(
+  core: () => C,
+  schemas: Schemas<P, Q, B>,
+  run: AnonymousRun<C, P, Q, B>,
+  options: { everyAnswer?: () => Record<string, string> } = {},
+): (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult> {
+  const { everyAnswer } = options;
+  return async (event) => {
+    const response = await respond(event, core, schemas, run, () => undefined);
+    return everyAnswer ? { ...response, headers: { ...response.headers, ...everyAnswer() } } : response;
+  };
 }
 
 /**
@@ -167,9 +177,15 @@ function withRequestId<R extends HttpResponse | StreamingResponse>(response: R, 
   return { ...response, headers: { ...response.headers, "x-request-id": requestId } };
 }
 
-/** A `cors` route's answers, errors included, carry the CORS headers; every other route's carry none. */
+/**
+ * A `cors` route's answers, errors included, carry the CORS headers when a browser page can have
+ * made the call: with a handoff token, or with no credential on an `auth: "none"` route (the
+ * exchange). A call with an API key gets none, as on every API-key route: no page should hold a key.
+ */
 function withCors<R extends HttpResponse | StreamingResponse>(event: APIGatewayProxyEvent, response: R): R {
-  if (!isCorsRoute(event.httpMethod, event.resource)) return response;
+  const route = corsRoute(event.httpMethod, event.resource);
+  const context = (event.requestContext?.authorizer ?? {}) as AuthorizerContext;
+  if (!route || (route.auth !== "none" && context.connection_scope === undefined)) return response;
   return { ...response, headers: { ...response.headers, ...corsHeaders(allowedOrigins(), headerValue(event.headers, "origin")) } };
 }
 

@@ -1,5 +1,5 @@
 import type { Browser } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { startEmbeddingApp } from "../sites/embedded-login/page.ts";
 import { loginChromiumForTests } from "../support/login-chromium.ts";
 import { startTestStack } from "../support/stack.ts";
@@ -17,7 +17,7 @@ beforeAll(async () => {
   allowedApp = await startEmbeddingApp();
   otherApp = await startEmbeddingApp();
   // Read when the stack's handlers first build their configuration, after this line.
-  process.env.ALLOWED_ORIGINS = allowedApp.url;
+  vi.stubEnv("ALLOWED_ORIGINS", allowedApp.url);
   stack = await startTestStack();
   chromium = await loginChromiumForTests();
 });
@@ -32,6 +32,7 @@ afterAll(async () => {
   await stack?.stop();
   await otherApp?.stop();
   await allowedApp?.stop();
+  vi.unstubAllEnvs();
 });
 
 /** From a page of `appUrl`, in a browser with web security on: a JSON exchange call, which needs a preflight. */
@@ -72,6 +73,15 @@ describe("ALLOWED_ORIGINS naming one origin", () => {
     for (const response of Object.values(refused)) {
       expect(response.headers.get("access-control-allow-origin")).toBeNull();
       expect(response.headers.get("vary")).toBe("Origin");
+    }
+  });
+
+  it("fixes the gateway's own answers to the one listed origin, whatever Origin a request sends, as API Gateway's gateway responses", async () => {
+    const noToken = (origin: string) => fetch(`${stack.url}/auth/connections/ac_1`, { headers: { origin } });
+
+    for (const response of [await noToken(allowedApp.url), await noToken(otherApp.url)]) {
+      expect(response.status).toBe(401);
+      expect(response.headers.get("access-control-allow-origin")).toBe(allowedApp.url);
     }
   });
 });

@@ -1,7 +1,7 @@
 import type Kernel from "@onkernel/sdk";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { exposedHeaders, preflightMaxAgeSeconds } from "#shared/http/cors.ts";
+import { exposedHeaders, gatewayCorsHeaders, preflightMaxAgeSeconds } from "#shared/http/cors.ts";
 import { startEmbeddingApp } from "../sites/embedded-login/page.ts";
 import { startLoginSite, type LoginSite } from "../sites/login-site.ts";
 import { loginChromiumForTests } from "../support/login-chromium.ts";
@@ -124,14 +124,18 @@ describe("the gateway's CORS answers (ALLOWED_ORIGINS unset: any origin)", () =>
     expect(response.headers.get("access-control-allow-credentials")).toBeNull();
   });
 
-  it.each(["/profiles", "/auth/connections", "/auth/connections/ac_1/timeline"])("answers OPTIONS %s 404 without CORS headers", async (path) => {
-    const response = await fetch(`${stack.url}${path}`, { method: "OPTIONS", headers: { origin, "access-control-request-method": "GET" } });
+  it.each(["/profiles", "/auth/connections", "/auth/connections/ac_1/timeline"])(
+    "answers OPTIONS %s with the gateway's own 404, which no browser takes as a preflight's answer, its fixed CORS headers as API Gateway's",
+    async (path) => {
+      const response = await fetch(`${stack.url}${path}`, { method: "OPTIONS", headers: { origin, "access-control-request-method": "GET" } });
 
-    expect(response.status).toBe(404);
-    expect(corsHeaderNames(response)).toEqual([]);
-  });
+      expect(response.status).toBe(404);
+      expect(corsHeaderNames(response).sort()).toEqual(Object.keys(gatewayCorsHeaders("*")).sort());
+      expect(response.headers.get("access-control-allow-methods")).toBeNull();
+    },
+  );
 
-  it("answers the API-key routes without CORS headers, even to a request with an Origin", async () => {
+  it("answers the API-key routes without CORS headers, even to a request with an Origin; the gateway's own refusal has its fixed ones", async () => {
     const headers = { origin, authorization: `Bearer ${stack.apiKey}` };
 
     const list = await fetch(`${stack.url}/profiles`, { headers });
@@ -143,7 +147,28 @@ describe("the gateway's CORS answers (ALLOWED_ORIGINS unset: any origin)", () =>
     const unauthenticated = await fetch(`${stack.url}/profiles`, { headers: { origin } });
 
     expect([list.status, create.status, unauthenticated.status]).toEqual([200, 201, 401]);
-    for (const response of [list, create, unauthenticated]) expect(corsHeaderNames(response)).toEqual([]);
+    for (const response of [list, create]) expect(corsHeaderNames(response)).toEqual([]);
+    expect(Object.fromEntries(unauthenticated.headers)).toMatchObject(gatewayCorsHeaders("*"));
+  });
+
+  it("answers GET of a connection with CORS headers to its handoff token, and without to an API key, Origin sent either way", async () => {
+    const created = await client.auth.connections.create({ domain: "cors.example.com", profile_name: `cors-get-${Date.now()}`, health_checks: false });
+    const { handoff_code } = await client.auth.connections.login(created.id);
+    const exchanged = await fetch(`${stack.url}/auth/connections/${created.id}/exchange`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ code: handoff_code }),
+    });
+    const { jwt } = (await exchanged.json()) as { jwt: string };
+
+    const withToken = await fetch(`${stack.url}/auth/connections/${created.id}`, { headers: { origin, authorization: `Bearer ${jwt}` } });
+    const withKey = await fetch(`${stack.url}/auth/connections/${created.id}`, { headers: { origin, authorization: `Bearer ${stack.apiKey}` } });
+
+    expect([withToken.status, withKey.status]).toEqual([200, 200]);
+    expect(withToken.headers.get("access-control-allow-origin")).toBe("*");
+    expect(withKey.headers.get("access-control-allow-origin")).toBeNull();
+    expect(corsHeaderNames(withKey)).toEqual([]);
+    await client.auth.connections.delete(created.id);
   });
 
   it("puts the CORS headers on the error answers of the token routes, the handler's and the gateway's own", async () => {
@@ -161,8 +186,9 @@ describe("the gateway's CORS answers (ALLOWED_ORIGINS unset: any origin)", () =>
       expect(Object.fromEntries(response.headers), response.url).toMatchObject({
         "access-control-allow-origin": "*",
         "access-control-expose-headers": exposedHeaders.join(", "),
-        vary: "Origin",
       });
     }
+    // The handler's answers echo by the request's Origin; the gateway's own are fixed for every Origin.
+    for (const response of [usedCode, badBody]) expect(response.headers.get("vary")).toBe("Origin");
   });
 });

@@ -155,6 +155,20 @@ async function expectHeading(page: Page, text: string) {
   await page.getByRole("heading", { level: 1, name: text, exact: true }).waitFor();
 }
 
+/**
+ * Answers the tab's navigation to `origin` with 204 No Content, which a browser does not follow, so
+ * the page that asked to go stays to be looked at; `requested` is the URL it asked for.
+ */
+async function stayOnNavigationTo(page: Page, origin: string): Promise<{ requested: Promise<URL> }> {
+  let asked!: (url: URL) => void;
+  const requested = new Promise<URL>((resolve) => (asked = resolve));
+  await page.route(`${origin}/**`, (route) => {
+    asked(new URL(route.request().url()));
+    return route.fulfill({ status: 204 });
+  });
+  return { requested };
+}
+
 /** The state on screen at a phone's and a desktop's width, into the git-ignored results folder. */
 async function screenshots(page: Page, state: string) {
   for (const [name, size] of [["phone", phone], ["desktop", desktop]] as const) {
@@ -288,6 +302,40 @@ describe("where the page sends the user at the end", () => {
     expect(landed.searchParams.get("message")).not.toBe("");
   });
 
+  it("follows a valid success_url without a notice when only the error_url was refused", async () => {
+    const query = `&success_url=${encodeURIComponent(`${app.url}/done`)}&error_url=${encodeURIComponent("https://elsewhere.example/failed")}`;
+    const { connection, url } = await loginLink("plain", query);
+    const page = await openPage(url);
+    const navigation = await stayOnNavigationTo(page, app.url);
+    await typeEmailAndPassword(page);
+
+    const target = await navigation.requested;
+    expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe(en.successHeading);
+    expect(await page.getByRole("alert").count()).toBe(0);
+    expect(target.pathname).toBe("/done");
+    expect(target.searchParams.get("profile_name")).toBe(connection.profile_name);
+  });
+
+  it("a login answered at once (the saved session still works) gives a link that opens on the success state and goes to success_url", async () => {
+    const { connection, url } = await loginLink("plain");
+    const first = await openPage(url);
+    await typeEmailAndPassword(first);
+    await expectHeading(first, en.successHeading);
+
+    const again = await client.auth.connections.login(connection.id);
+    expect(await client.auth.connections.retrieve(connection.id)).toMatchObject({ flow_status: "SUCCESS", status: "AUTHENTICATED" });
+    let navigation!: Awaited<ReturnType<typeof stayOnNavigationTo>>;
+    const page = await openPage(`${again.hosted_url}&success_url=${encodeURIComponent(`${app.url}/done`)}`, {
+      // Before the page loads: it goes on at once, the flow having ended already.
+      beforeOpening: async (tab) => (navigation = await stayOnNavigationTo(tab, app.url)),
+    });
+
+    const target = await navigation.requested;
+    expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe(en.successHeading);
+    expect(target.pathname).toBe("/done");
+    expect(Object.fromEntries(target.searchParams)).toEqual({ profile_name: connection.profile_name, domain: "127.0.0.1" });
+  });
+
   it("refuses a javascript: success_url and says why, staying on the success state", async () => {
     const { connection, url } = await loginLink("plain", `&success_url=${encodeURIComponent("javascript:alert(document.domain)")}`);
     const page = await openPage(url);
@@ -348,17 +396,56 @@ describe("links that can't be used", () => {
     await focusedInput(page, /email/i);
   });
 
-  it("never shows or stores the API key, nor keeps the spent code", async () => {
+  it("keeps the token in the tab, never the spent code, and nothing beyond the tab", async () => {
     const { code, url } = await loginLink("plain");
     const page = await openPage(url);
     await focusedInput(page, /email/i);
 
     const kept = await page.evaluate(() => ({ session: JSON.stringify({ ...sessionStorage }), local: JSON.stringify({ ...localStorage }) }));
-    const served = await (await fetch(url)).text();
-    for (const text of [kept.session, kept.local, await page.content(), served]) expect(text).not.toContain(stack.apiKey);
     expect(kept.session).not.toContain(code);
     expect(kept.session).toContain("jwt");
     expect(kept.local).toBe("{}");
+  });
+});
+
+describe("opening a link when the service does not answer, or over an older one", () => {
+  it("keeps the code when the exchange fails with a 5xx, says the service could not be reached, and a reload signs in", async () => {
+    const { connection, code, url } = await loginLink("plain");
+    let exchanges = 0;
+    const page = await openPage(url, {
+      beforeOpening: (tab) =>
+        tab.route(`**/auth/connections/${connection.id}/exchange`, (route) =>
+          ++exchanges === 1
+            ? route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ code: "service_unavailable", message: "try again" }) })
+            : route.continue(),
+        ),
+    });
+
+    await expectHeading(page, en.unreachableHeading);
+    expect(new URL(page.url()).searchParams.get("code")).toBe(code);
+    await page.getByRole("button", { name: en.tryAgain, exact: true }).press("Enter");
+
+    await focusedInput(page, /email/i);
+    expect(exchanges).toBe(2);
+    expect(new URL(page.url()).searchParams.has("code")).toBe(false);
+  });
+
+  it("spends a new link's code in a tab that still keeps the token of an older link", async () => {
+    const { connection, url } = await loginLink("plain");
+    const page = await openPage(url);
+    await focusedInput(page, /email/i);
+
+    const again = await client.auth.connections.login(connection.id);
+    await page.goto(again.hosted_url as string);
+    await focusedInput(page, /email/i);
+
+    const reused = await fetch(`${stack.url}/auth/connections/${connection.id}/exchange`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ code: again.handoff_code }),
+    });
+    expect(reused.status).toBe(401);
+    expect(new URL(page.url()).searchParams.has("code")).toBe(false);
   });
 });
 

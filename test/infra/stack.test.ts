@@ -152,6 +152,9 @@ describe("the stack's functions", () => {
     const functions = Object.values(Template.fromStack(given).findResources("AWS::Lambda::Function"));
     expect(functions.length).toBe(deployedFunctions.length);
     for (const fn of functions) expect((fn.Properties as { Environment: { Variables: object } }).Environment.Variables).toMatchObject(settings);
+    for (const response of Object.values(Template.fromStack(given).findResources("AWS::ApiGateway::GatewayResponse"))) {
+      expect(response.Properties.ResponseParameters).toMatchObject({ "gatewayresponse.header.access-control-allow-origin": "'https://app.example.com'" });
+    }
     expect(() => authConnectionApp(new App({ context: { "aws:cdk:bundling-stacks": [], REDIRECT_ORIGINS: "javascript:alert(1)" } }))).toThrow(/REDIRECT_ORIGINS/);
   });
 
@@ -269,18 +272,41 @@ describe("the API", () => {
     expect(actionsOf(functionFor(corsPreflight.handler))).toEqual([]);
   });
 
-  it("puts the CORS headers on every one of API Gateway's own answers, echoing the request's Origin", () => {
+  it("puts the CORS headers fixed from ALLOWED_ORIGINS (any origin by default) on every one of API Gateway's own answers, never echoing Origin", () => {
     const gatewayResponses = ofType("AWS::ApiGateway::GatewayResponse");
 
     expect(gatewayResponses.length).toBeGreaterThan(0);
     for (const [, response] of gatewayResponses) {
       expect(response.Properties.ResponseParameters, String(response.Properties.ResponseType)).toMatchObject({
-        "gatewayresponse.header.Access-Control-Allow-Origin": "method.request.header.Origin",
-        "gatewayresponse.header.Vary": "'Origin'",
-        "gatewayresponse.header.Access-Control-Expose-Headers": `'${exposedHeaders.join(", ")}'`,
+        "gatewayresponse.header.access-control-allow-origin": "'*'",
+        "gatewayresponse.header.access-control-expose-headers": `'${exposedHeaders.join(", ")}'`,
       });
-      expect(response.Properties.ResponseParameters).not.toHaveProperty("gatewayresponse.header.Access-Control-Allow-Credentials");
+      expect(JSON.stringify(response.Properties.ResponseParameters)).not.toContain("method.request.header.Origin");
+      expect(JSON.stringify(response.Properties.ResponseParameters).toLowerCase()).not.toContain("allow-credentials");
     }
+  });
+
+  it("answers an authorizer's denial 403 and any other refusal of API Gateway's own with our error body", () => {
+    template.hasResourceProperties("AWS::ApiGateway::GatewayResponse", {
+      ResponseType: "ACCESS_DENIED",
+      StatusCode: "403",
+      ResponseTemplates: { "application/json": Match.serializedJson(Match.objectLike({ code: "forbidden" })) },
+    });
+    template.hasResourceProperties("AWS::ApiGateway::GatewayResponse", {
+      ResponseType: "DEFAULT_4XX",
+      StatusCode: Match.absent(),
+      ResponseTemplates: { "application/json": Match.serializedJson(Match.objectLike({ code: "bad_request" })) },
+    });
+  });
+
+  it("puts no Allow-Origin on API Gateway's own answers when ALLOWED_ORIGINS lists several origins: it cannot choose per request", () => {
+    const several = authConnectionApp(
+      new App({ context: { "aws:cdk:bundling-stacks": [], ALLOWED_ORIGINS: "https://app.example.com,https://other.example.com" } }),
+    );
+    const responses = Object.values(Template.fromStack(several).findResources("AWS::ApiGateway::GatewayResponse"));
+
+    expect(responses.length).toBeGreaterThan(0);
+    for (const response of responses) expect(response.Properties.ResponseParameters).not.toHaveProperty("gatewayresponse.header.access-control-allow-origin");
   });
 
   it("declares the route table's binary media types, throttles the stage and writes access logs", () => {

@@ -3,14 +3,23 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "#shared/config.ts";
 import { ConflictError } from "#shared/domain/errors.ts";
-import { corsHeaders, exposedHeaders, preflightResponse } from "#shared/http/cors.ts";
+import { corsHeaders, exposedHeaders, gatewayCorsHeaders, preflightResponse } from "#shared/http/cors.ts";
 import { anonymousHttpHandler, httpHandler, streamingHttpHandler } from "#shared/http/handler.ts";
 import { ok } from "#shared/http/responses.ts";
 import { handler as preflight } from "../../functions/http/cors-preflight.ts";
 
 const appOrigin = "https://app.example.com";
 
-function event(httpMethod: string, resource: string, headers: Record<string, string> = { Origin: appOrigin }): APIGatewayProxyEvent {
+/** The authorizer's answers: for an API key (the org), and for a handoff token of connection ac_1. */
+const apiKeyCaller = { org: "acme" };
+const handoffTokenCaller = { org: "acme", connection_scope: "ac_1", connection_scope_expires_at: String(Math.floor(Date.now() / 1000) + 900) };
+
+function event(
+  httpMethod: string,
+  resource: string,
+  headers: Record<string, string> = { Origin: appOrigin },
+  authorizer: Record<string, string> | null = handoffTokenCaller,
+): APIGatewayProxyEvent {
   return {
     resource,
     path: resource.replace("{id}", "ac_1"),
@@ -20,7 +29,7 @@ function event(httpMethod: string, resource: string, headers: Record<string, str
     isBase64Encoded: false,
     pathParameters: resource.includes("{id}") ? { id: "ac_1" } : null,
     queryStringParameters: null,
-    requestContext: { requestId: "req-1", path: resource.replace("{id}", "ac_1"), authorizer: { org: "acme" } },
+    requestContext: { requestId: "req-1", path: resource.replace("{id}", "ac_1"), authorizer },
   } as unknown as APIGatewayProxyEvent;
 }
 
@@ -52,6 +61,14 @@ describe("the CORS rule", () => {
     expect(corsHeaders([appOrigin], undefined)["access-control-allow-origin"]).toBeUndefined();
   });
 
+  it("fixes the gateway's own answers from the setting alone: `*`, the one origin listed, or no Allow-Origin for several", () => {
+    const exposed = { "access-control-expose-headers": exposedHeaders.join(", ") };
+
+    expect(gatewayCorsHeaders("*")).toEqual({ "access-control-allow-origin": "*", ...exposed });
+    expect(gatewayCorsHeaders([appOrigin])).toEqual({ "access-control-allow-origin": appOrigin, ...exposed });
+    expect(gatewayCorsHeaders([appOrigin, "https://other.example.com"])).toEqual(exposed);
+  });
+
   it("answers the preflight of a refused origin without Allow-Origin, and of a path without cors routes 404", () => {
     const refused = preflightResponse([appOrigin], "/auth/connections/{id}/submit", "https://evil.example", "req-1");
     const noCorsPath = preflightResponse("*", "/profiles", appOrigin, "req-1");
@@ -66,9 +83,9 @@ describe("the CORS rule", () => {
 });
 
 describe("the CORS headers of the handlers' answers", () => {
-  it("puts them on a cors route's answer, and its error answer", async () => {
-    const answers = httpHandler(noCore, {}, async () => ok({}));
-    const fails = httpHandler(noCore, {}, async () => {
+  it("puts them on a cors route's answer to a handoff token, and its error answer", async () => {
+    const answers = httpHandler(noCore, { handoffToken: true }, async () => ok({}));
+    const fails = httpHandler(noCore, { handoffToken: true }, async () => {
       throw new ConflictError("taken", "ac_2");
     });
 
@@ -79,19 +96,28 @@ describe("the CORS headers of the handlers' answers", () => {
   it("puts them on the anonymous exchange's answers", async () => {
     const exchange = anonymousHttpHandler(noCore, {}, async () => ok({ jwt: "t" }));
 
-    expect(corsFields((await exchange(event("POST", "/auth/connections/{id}/exchange", {}))).headers)).toEqual(anyOrigin);
+    expect(corsFields((await exchange(event("POST", "/auth/connections/{id}/exchange", {}, null))).headers)).toEqual(anyOrigin);
+  });
+
+  it("puts none on a cors route's answer to an API key, Origin sent or not", async () => {
+    const answers = httpHandler(noCore, { handoffToken: true }, async () => ok({}));
+
+    const withKey = await answers(event("GET", "/auth/connections/{id}", { Origin: appOrigin }, apiKeyCaller));
+
+    expect(withKey.statusCode).toBe(200);
+    expect(corsFields(withKey.headers)).toEqual({});
   });
 
   it("puts none on the answers of an API-key route, nor of a method of a cors path that is not a cors route", async () => {
     const answers = httpHandler(noCore, {}, async () => ok({}));
 
     for (const [method, resource] of [["GET", "/profiles"], ["POST", "/auth/connections"], ["DELETE", "/auth/connections/{id}"]] as const) {
-      expect(corsFields((await answers(event(method, resource))).headers), `${method} ${resource}`).toEqual({});
+      expect(corsFields((await answers(event(method, resource, { Origin: appOrigin }, apiKeyCaller))).headers), `${method} ${resource}`).toEqual({});
     }
   });
 
   it("puts them on the head of a streamed answer (the events stream)", async () => {
-    const follow = streamingHttpHandler(noCore, {}, async () => ({ statusCode: 200, headers: { "content-type": "text/event-stream" }, stream: (output) => new Promise<void>((done) => output.end("event: x\n\n", done)) })) as (
+    const follow = streamingHttpHandler(noCore, { handoffToken: true }, async () => ({ statusCode: 200, headers: { "content-type": "text/event-stream" }, stream: (output) => new Promise<void>((done) => output.end("event: x\n\n", done)) })) as (
       event: APIGatewayProxyEvent,
       stream: PassThrough,
     ) => Promise<void>;

@@ -7,14 +7,14 @@
  */
 
 /** @typedef {import("../strings.ts").Strings} Strings */
-/** @typedef {{ success: string | null, error: string | null, refused: string | null }} Redirects */
+/** @typedef {{ success: string | null, successRefused: string | null, error: string | null, errorRefused: string | null }} Redirects */
 /** @typedef {Record<string, any>} Connection */
 
 const pageData = JSON.parse(document.getElementById("page-data")?.textContent || "{}");
 /** @type {Strings} */
 const strings = pageData.strings;
 /** @type {Redirects} */
-const redirects = { success: null, error: null, refused: null, ...pageData.redirect };
+const redirects = { success: null, successRefused: null, error: null, errorRefused: null, ...pageData.redirect };
 
 const connectionId = decodeURIComponent(location.pathname.split("/").pop() ?? "");
 const apiBase = new URL(`../auth/connections/${encodeURIComponent(connectionId)}/`, location.href);
@@ -72,7 +72,6 @@ function show(title, nodes, focusTarget) {
   (focusTarget ?? heading).focus();
 }
 
-
 /** The token kept in this tab for this connection, while it has not expired. */
 function storedToken() {
   try {
@@ -92,30 +91,39 @@ function expiryOf(jwt) {
   return Number(JSON.parse(json).exp);
 }
 
-/** The token: the tab's own, or one bought with the link's code; null when the link can't be used. */
-async function obtainToken() {
+/** Takes the code out of the address, keeping the caller's other parameters. */
+function dropCodeFromAddress() {
   const parameters = new URLSearchParams(location.search);
-  const code = parameters.get("code");
-  if (code !== null) {
-    // The code is spent by the exchange; a reload must not show (or try) it again.
-    parameters.delete("code");
-    const query = parameters.toString();
-    history.replaceState(history.state, "", `${location.pathname}${query ? `?${query}` : ""}${location.hash}`);
-  }
-  const kept = storedToken();
-  if (kept || code === null) return kept;
+  parameters.delete("code");
+  const query = parameters.toString();
+  history.replaceState(history.state, "", `${location.pathname}${query ? `?${query}` : ""}${location.hash}`);
+}
+
+/**
+ * The token: one bought with the link's code (a new link wins over a token kept from an older one),
+ * else the tab's own; null when the link can't be used. Throws when the service could not answer
+ * (no network, 408, 429, 5xx): the code then stays in the address, so a reload tries it again.
+ */
+async function obtainToken() {
+  const code = new URLSearchParams(location.search).get("code");
+  if (code === null) return storedToken();
   const response = await fetch(new URL("exchange", apiBase), {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ code }),
   });
-  if (response.status >= 400 && response.status < 500) return null;
-  if (!response.ok) throw new Error(`exchange answered ${response.status}`);
+  if (response.status === 408 || response.status === 429 || response.status >= 500) throw new Error(`exchange answered ${response.status}`);
+  if (!response.ok) {
+    // Refused for good (used, expired, another connection's): trying it again cannot help.
+    dropCodeFromAddress();
+    return storedToken();
+  }
   const { jwt } = await response.json();
   sessionStorage.setItem(tokenKey, JSON.stringify({ jwt, expires: expiryOf(jwt) }));
+  // Spent: a reload must not show (or try) it again, and goes on with the kept token.
+  dropCodeFromAddress();
   return jwt;
 }
-
 
 /** @param {string} token */
 async function readConnection(token) {
@@ -181,7 +189,7 @@ async function start() {
     }
     render(first);
   } catch {
-    return showFailed(strings.unknownReason);
+    return showUnreachable();
   }
   if (finished) return;
   try {
@@ -191,7 +199,6 @@ async function start() {
   }
   if (!finished) await pollUntilDone(token);
 }
-
 
 /** @param {Connection} next */
 function render(next) {
@@ -206,21 +213,21 @@ function render(next) {
 
   switch (next.flow_status) {
     case "SUCCESS":
-      return finish(strings.successHeading, fill(strings.successBody, { domain: domain() }), redirects.success, {
+      return finish(strings.successHeading, fill(strings.successBody, { domain: domain() }), redirects.success, redirects.successRefused, {
         profile_name: next.profile_name,
         domain: next.domain,
       });
     case "FAILED": {
       const reason = strings.errorReasons[next.error_code] ?? strings.unknownReason;
-      return finish(strings.failedHeading, `${reason} ${strings.failedNext}`, redirects.error, {
+      return finish(strings.failedHeading, `${reason} ${strings.failedNext}`, redirects.error, redirects.errorRefused, {
         code: next.error_code ?? "internal_error",
         message: next.error_message ?? reason,
       });
     }
     case "EXPIRED":
-      return finish(strings.expiredHeading, strings.expiredBody, redirects.error, { code: "expired", message: next.error_message ?? strings.expiredHeading });
+      return finish(strings.expiredHeading, strings.expiredBody, redirects.error, redirects.errorRefused, { code: "expired", message: next.error_message ?? strings.expiredHeading });
     case "CANCELED":
-      return finish(strings.canceledHeading, strings.canceledBody, redirects.error, { code: "canceled", message: next.error_message ?? strings.canceledHeading });
+      return finish(strings.canceledHeading, strings.canceledBody, redirects.error, redirects.errorRefused, { code: "canceled", message: next.error_message ?? strings.canceledHeading });
   }
   if (next.flow_step === "AWAITING_INPUT" && hasPrompt(next)) return showStep(next);
   if (next.flow_step === "AWAITING_EXTERNAL_ACTION" || (next.flow_step === "AWAITING_INPUT" && next.external_action_message)) return showExternalAction(next);
@@ -403,7 +410,6 @@ function showExternalAction(state) {
   show(strings.externalActionHeading, [h("p", { class: "notice", text: state.external_action_message || strings.externalActionDefault })]);
 }
 
-
 function submitFields(event, fields) {
   event.preventDefault();
   const form = /** @type {HTMLFormElement} */ (event.currentTarget);
@@ -443,17 +449,16 @@ function showSubmitFailed() {
   alert.focus();
 }
 
-
 /**
- * An end state; then the validated redirect, if any, with `parameters` added to its query. A
- * redirect the server refused is not followed, and the page says why.
+ * An end state; then the validated redirect of this end, if any, with `parameters` added to its
+ * query. When the server refused this end's redirect (`refused`), the page says why and stays.
  */
-function finish(title, body, target, parameters) {
+function finish(title, body, target, refused, parameters) {
   finished = true;
   setStatus("");
   const nodes = [h("p", { class: "notice", text: body })];
-  if (redirects.refused) {
-    const reason = strings.redirectRefusedReasons[redirects.refused] ?? redirects.refused;
+  if (refused) {
+    const reason = strings.redirectRefusedReasons[refused] ?? refused;
     nodes.push(h("p", { class: "site-error", role: "alert", text: fill(strings.redirectRefused, { reason }) }));
   }
   show(title, nodes);
@@ -464,10 +469,14 @@ function finish(title, body, target, parameters) {
   location.assign(url.href);
 }
 
-function showFailed(reason) {
+/** The service did not answer; the link was not spent, so trying again (a reload) may work. */
+function showUnreachable() {
   finished = true;
   setStatus("");
-  show(strings.failedHeading, [h("p", { class: "notice", text: `${reason} ${strings.failedNext}` })]);
+  show(strings.unreachableHeading, [
+    h("p", { class: "notice", text: strings.unreachableBody }),
+    h("button", { type: "button", class: "primary", text: strings.tryAgain, onclick: () => location.reload() }),
+  ]);
 }
 
 function showLinkUnusable() {

@@ -1,10 +1,11 @@
 import { build } from "esbuild";
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hostedLoginAssetTypes } from "#shared/hosted-login/asset-files.ts";
 import { copyBesideFiles, esbuildOptions } from "../../../infra/constructs/bundling.ts";
 
 interface Answer {
@@ -55,7 +56,7 @@ describe("the hosted login functions' bundles", () => {
   it("the asset function's bundle ships the script and style beside it and serves them from there", async () => {
     const { bundle, beside } = await bundled("asset", "functions/http/hosted/asset.ts");
 
-    expect(beside.sort()).toEqual(["assets/login.css", "assets/login.js"]);
+    expect(beside.sort()).toEqual([...hostedLoginAssetTypes.keys()].map((name) => `assets/${name}`).sort());
     const script = await invoke(bundle, getEvent("/login-assets/{file}", "/login-assets/login.js", { file: "login.js" }));
     const style = await invoke(bundle, getEvent("/login-assets/{file}", "/login-assets/login.css", { file: "login.css" }));
     expect([script.statusCode, script.headers["content-type"]]).toEqual([200, "text/javascript; charset=utf-8"]);
@@ -66,5 +67,14 @@ describe("the hosted login functions' bundles", () => {
     const { beside } = await bundled("exchange", "functions/http/connections/exchange.ts");
 
     expect(beside).toEqual([]);
+  });
+});
+
+describe("the hosted login page's asset names", () => {
+  it("page.html links exactly the assets the asset route serves, by the relative path that works under a stage prefix", async () => {
+    const html = await readFile("shared/hosted-login/page.html", "utf8");
+    const linked = [...html.matchAll(/\b(?:href|src)="([^"]*)"/g)].map((match) => match[1]);
+
+    expect(linked.sort()).toEqual([...hostedLoginAssetTypes.keys()].map((name) => `../login-assets/${name}`).sort());
   });
 });

@@ -2,7 +2,9 @@ import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import type { ResolvedRedirects } from "#shared/hosted-login/redirects.ts";
 import { hostedLoginStrings } from "#shared/hosted-login/strings.ts";
+import { anonymousHttpHandler } from "#shared/http/handler.ts";
 
 interface Answer {
   statusCode: number;
@@ -34,7 +36,7 @@ function pageEvent(options: { id?: string; query?: Record<string, string>; heade
 
 const openPage = (options?: Parameters<typeof pageEvent>[0], settings?: Record<string, string>) => invoke("functions/http/hosted/page.ts", pageEvent(options), settings);
 
-function pageData(html: string): { strings: unknown; redirect: { success: string | null; error: string | null; refused: string | null } } {
+function pageData(html: string): { strings: unknown; redirect: ResolvedRedirects } {
   const block = /<script type="application\/json" id="page-data">([\s\S]*?)<\/script>/.exec(html);
   if (!block?.[1]) throw new Error("the page has no page-data block");
   return JSON.parse(block[1]);
@@ -42,22 +44,22 @@ function pageData(html: string): { strings: unknown; redirect: { success: string
 
 const htmlLang = (html: string) => /<html\b[^>]*\blang="([^"]*)"/.exec(html)?.[1];
 
+/** The headers every answer of the page's route carries, errors included. */
+const pageSecurityHeaders = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+};
+
 describe("the hosted login page", () => {
   it("answers the document with strict security headers", async () => {
     const answer = await openPage();
 
     expect(answer.statusCode).toBe(200);
-    expect(answer.headers).toMatchObject({
-      "content-type": "text/html; charset=utf-8",
-      "referrer-policy": "no-referrer",
-      "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
-    });
-    const policy = answer.headers["content-security-policy"] ?? "";
-    expect(policy).toBe(
-      "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-    );
-    expect(policy).not.toContain("unsafe-inline");
+    expect(answer.headers).toMatchObject({ "content-type": "text/html; charset=utf-8", ...pageSecurityHeaders });
+    expect(answer.headers["content-security-policy"]).not.toContain("unsafe-inline");
     expect(answer.body).toContain('<script type="module" src="../login-assets/login.js">');
   });
 
@@ -91,27 +93,55 @@ describe("the hosted login page", () => {
     const elsewhere = await openPage({ query: { success_url: "https://evil.example/</script>", error_url: "https://app.example.com/oops" } }, settings);
     const script = await openPage({ query: { success_url: "javascript:alert(document.cookie)" } }, settings);
 
-    expect(pageData(allowed.body).redirect).toEqual({ success: "https://app.example.com/done?x=1", error: "https://app.example.com/oops", refused: null });
-    expect(pageData(elsewhere.body).redirect).toEqual({ success: null, error: "https://app.example.com/oops", refused: "origin" });
+    expect(pageData(allowed.body).redirect).toEqual({
+      success: "https://app.example.com/done?x=1",
+      successRefused: null,
+      error: "https://app.example.com/oops",
+      errorRefused: null,
+    });
+    expect(pageData(elsewhere.body).redirect).toEqual({ success: null, successRefused: "origin", error: "https://app.example.com/oops", errorRefused: null });
     expect(elsewhere.body).not.toContain("evil.example");
-    expect(pageData(script.body).redirect).toEqual({ success: null, error: null, refused: "scheme" });
+    expect(pageData(script.body).redirect).toEqual({ success: null, successRefused: "scheme", error: null, errorRefused: null });
     expect(script.body).not.toContain("javascript:");
   });
 
   it("follows no redirect in AWS mode without REDIRECT_ORIGINS", async () => {
     const answer = await openPage({ query: { success_url: "https://app.example.com/done" } });
 
-    expect(pageData(answer.body).redirect).toEqual({ success: null, error: null, refused: "origin" });
+    expect(pageData(answer.body).redirect).toEqual({ success: null, successRefused: "origin", error: null, errorRefused: null });
   });
 
-  it("answers 400 naming the problem for a bad connection id or an overlong redirect", async () => {
+  it("serves the page with an overlong redirect refused as invalid, not an error", async () => {
+    const answer = await openPage({ query: { success_url: `https://app.example.com/${"a".repeat(2100)}` } }, { REDIRECT_ORIGINS: "https://app.example.com" });
+
+    expect(answer.statusCode).toBe(200);
+    expect(pageData(answer.body).redirect).toEqual({ success: null, successRefused: "invalid", error: null, errorRefused: null });
+  });
+
+  it("answers 400 naming the problem for a bad connection id, with the page's security headers", async () => {
     const badId = await openPage({ id: "x".repeat(65) });
-    const longRedirect = await openPage({ query: { success_url: `https://app.example.com/${"a".repeat(2100)}` } });
 
     expect(badId.statusCode).toBe(400);
+    expect(badId.headers).toMatchObject(pageSecurityHeaders);
     expect(JSON.parse(badId.body)).toMatchObject({ code: "bad_request", message: expect.stringContaining("id") });
-    expect(longRedirect.statusCode).toBe(400);
-    expect(JSON.parse(longRedirect.body)).toMatchObject({ code: "bad_request", message: expect.stringContaining("success_url") });
+  });
+
+  it("keeps the headers every answer has on a 5xx too", async () => {
+    const everyAnswer = { "referrer-policy": "no-referrer", "cache-control": "no-store" };
+    const failing = anonymousHttpHandler(
+      () => ({}),
+      {},
+      async () => {
+        throw new Error("the page's document could not be read");
+      },
+      { everyAnswer: () => everyAnswer },
+    );
+
+    const answer = await failing(pageEvent() as unknown as Parameters<typeof failing>[0]);
+
+    expect(answer.statusCode).toBe(500);
+    expect(answer.headers).toMatchObject(everyAnswer);
+    expect(JSON.parse(answer.body)).toMatchObject({ code: "internal_error" });
   });
 });
 

@@ -1,9 +1,5 @@
-import type { APIGatewayProxyEvent } from "aws-lambda";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "#shared/config.ts";
-import { hostedLoginUrl } from "#shared/domain/login-flows.ts";
-import { checkRedirect, redirectOrigins, resolveRedirects } from "#shared/hosted-login/redirects.ts";
-import { requestBaseUrl } from "#shared/http/base-url.ts";
+import { checkRedirect, maxRedirectLength, redirectOrigins, resolveRedirects } from "#shared/hosted-login/redirects.ts";
 
 const listed = redirectOrigins(["https://app.example.com", "http://127.0.0.1:3000"], "aws");
 
@@ -44,75 +40,27 @@ describe("redirect resolution", () => {
     expect(checkRedirect("http://127.0.0.1:5173/", redirectOrigins(["https://app.example.com"], "local"))).toEqual({ refused: "origin" });
   });
 
-  it("resolves both redirects of a page request and names the first refusal", () => {
+  it("refuses a URL longer than any link should be as invalid, and takes one just within", () => {
+    const base = "https://app.example.com/";
+    const within = `${base}${"a".repeat(maxRedirectLength - base.length)}`;
+
+    expect(checkRedirect(within, listed)).toEqual({ url: within });
+    expect(checkRedirect(`${within}a`, listed)).toEqual({ refused: "invalid" });
+  });
+
+  it("resolves each redirect of a page request on its own: a refused error_url leaves success_url followed and unflagged", () => {
     expect(resolveRedirects({ success_url: "https://app.example.com/ok", error_url: "javascript:alert(1)" }, listed)).toEqual({
       success: "https://app.example.com/ok",
+      successRefused: null,
       error: null,
-      refused: "scheme",
+      errorRefused: "scheme",
     });
-    expect(resolveRedirects({}, listed)).toEqual({ success: null, error: null, refused: null });
-  });
-});
-
-describe("hosted login settings", () => {
-  it("reads REDIRECT_ORIGINS as origins, spelled as browsers send them", () => {
-    const config = loadConfig({ REDIRECT_ORIGINS: " https://App.Example.com/ , http://127.0.0.1:3000" });
-    expect(config.REDIRECT_ORIGINS).toEqual(["https://app.example.com", "http://127.0.0.1:3000"]);
-    expect(loadConfig({ REDIRECT_ORIGINS: "" }).REDIRECT_ORIGINS).toEqual([]);
-    expect(loadConfig({}).REDIRECT_ORIGINS).toBeUndefined();
-  });
-
-  it.each(["https://app.example.com/path", "javascript:alert(1)", "app.example.com", "https://app.example.com?x=1"])("refuses REDIRECT_ORIGINS %s", (value) => {
-    expect(() => loadConfig({ REDIRECT_ORIGINS: value })).toThrow(/REDIRECT_ORIGINS.*origins such as https:\/\/app.example.com/);
-  });
-
-  it("takes FRAME_ANCESTORS sources and refuses what would break out of the directive", () => {
-    expect(loadConfig({}).FRAME_ANCESTORS).toBe("'none'");
-    expect(loadConfig({ FRAME_ANCESTORS: "'self' https://app.example.com https://*.example.org:8443" }).FRAME_ANCESTORS).toBe(
-      "'self' https://app.example.com https://*.example.org:8443",
-    );
-    for (const value of ["'none'; script-src *", "https://a.example, https://b.example", "'none' https://app.example.com", "'unsafe-inline'"]) {
-      expect(() => loadConfig({ FRAME_ANCESTORS: value })).toThrow(/FRAME_ANCESTORS/);
-    }
-  });
-
-  it("takes PUBLIC_BASE_URL without its trailing slash and refuses a query", () => {
-    expect(loadConfig({ PUBLIC_BASE_URL: "https://auth.example.com/v1/" }).PUBLIC_BASE_URL).toBe("https://auth.example.com/v1");
-    expect(() => loadConfig({ PUBLIC_BASE_URL: "https://auth.example.com/?x=1" })).toThrow(/PUBLIC_BASE_URL/);
-    expect(() => loadConfig({ PUBLIC_BASE_URL: "ftp://auth.example.com" })).toThrow(/PUBLIC_BASE_URL/);
-  });
-});
-
-function apiEvent(headers: Record<string, string>, path: string, contextPath: string, domainName?: string) {
-  return { headers, path, requestContext: { path: contextPath, domainName } } as unknown as APIGatewayProxyEvent;
-}
-
-describe("the base URL of a request", () => {
-  it("behind API Gateway: https, the host, and the stage before the route's path", () => {
-    const event = apiEvent(
-      { Host: "abc123.execute-api.eu-west-1.amazonaws.com", "X-Forwarded-Proto": "https" },
-      "/auth/connections/ac_1/login",
-      "/v1/auth/connections/ac_1/login",
-    );
-    expect(requestBaseUrl(event)).toBe("https://abc123.execute-api.eu-west-1.amazonaws.com/v1");
-  });
-
-  it("on a custom domain with a base path mapping", () => {
-    const event = apiEvent({ host: "auth.example.com", "x-forwarded-proto": "https" }, "/auth/connections/ac_1/login", "/auth-api/auth/connections/ac_1/login");
-    expect(requestBaseUrl(event)).toBe("https://auth.example.com/auth-api");
-  });
-
-  it("from the local gateway: plain http and no prefix", () => {
-    const event = apiEvent({ host: "127.0.0.1:8080", "x-forwarded-proto": "http" }, "/auth/connections/ac_1/login", "/auth/connections/ac_1/login");
-    expect(requestBaseUrl(event)).toBe("http://127.0.0.1:8080");
-  });
-
-  it("https when no protocol is forwarded, and the context's domain name when no host is sent", () => {
-    const event = apiEvent({}, "/auth/connections/ac_1/login", "/prod/auth/connections/ac_1/login", "abc123.execute-api.us-east-1.amazonaws.com");
-    expect(requestBaseUrl(event)).toBe("https://abc123.execute-api.us-east-1.amazonaws.com/prod");
-  });
-
-  it("the hosted URL: the page under the base, the code as a query parameter", () => {
-    expect(hostedLoginUrl("https://auth.example.com/v1", "ac_1", "code+/=")).toBe("https://auth.example.com/v1/login/ac_1?code=code%2B%2F%3D");
+    expect(resolveRedirects({ success_url: "https://evil.example/", error_url: "https://app.example.com/oops" }, listed)).toEqual({
+      success: null,
+      successRefused: "origin",
+      error: "https://app.example.com/oops",
+      errorRefused: null,
+    });
+    expect(resolveRedirects({}, listed)).toEqual({ success: null, successRefused: null, error: null, errorRefused: null });
   });
 });
