@@ -1,23 +1,20 @@
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { ensureTable, startDynamoDbLocal } from "../infra/local/dynamodb-local.ts";
 import { runningInstance } from "../infra/local/running.ts";
+import { apiKeyUsage, parseApiKeyArgs } from "./api-key-args.ts";
 import { useStandInCredentials } from "../infra/local/stand-in-credentials.ts";
 import { apiKeys } from "#shared/composition/api-keys.ts";
 import { loadConfig } from "#shared/config.ts";
 import { AppError } from "#shared/domain/errors.ts";
 
-const usage = `Mints an API key for an org and prints it once; only its hash is stored.
-
-  npm run api-key -- --org <name>          into the local service's data (DATA_DIR, default .data)
-  npm run api-key -- --org <name> --aws    into the deployed table (TABLE_NAME, AWS_REGION and AWS credentials from the environment)
-`;
-
-const { values } = parseArgs({ options: { org: { type: "string" }, aws: { type: "boolean", default: false }, help: { type: "boolean" } } });
-if (values.help || !values.org) {
-  process.stdout.write(usage);
-  process.exit(values.help ? 0 : 2);
+const command = parseApiKeyArgs(process.argv.slice(2));
+if ("usage" in command) {
+  const { exitCode, problem } = command.usage;
+  if (problem) process.stderr.write(`${problem}\n\n`);
+  (exitCode === 0 ? process.stdout : process.stderr).write(apiKeyUsage);
+  process.exit(exitCode);
 }
+const { org, into } = command.mint;
 
 async function mintLocally(org: string): Promise<string> {
   useStandInCredentials();
@@ -38,8 +35,8 @@ async function mintLocally(org: string): Promise<string> {
 }
 
 try {
-  const key = values.aws ? await apiKeys(loadConfig()).mint(values.org) : await mintLocally(values.org);
-  process.stdout.write(`API key for org '${values.org}' (shown once, keep it safe):\n${key}\n`);
+  const key = into === "aws" ? await apiKeys(loadConfig()).mint(org) : await mintLocally(org);
+  process.stdout.write(`API key for org '${org}' (shown once, keep it safe):\n${key}\n`);
 } catch (error) {
   process.stderr.write(`${error instanceof AppError ? error.message : String(error)}\n`);
   process.exit(1);

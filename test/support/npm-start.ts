@@ -11,9 +11,9 @@ export interface StartedService {
   output(): string;
 }
 
-/** Runs `npm start`'s script on a free port; `children` collects the processes for cleanup. */
-export function startService(dataDir: string, children: ChildProcessWithoutNullStreams[]): StartedService {
-  const child = spawn(process.execPath, [startScript], { env: { ...process.env, PORT: "0", DATA_DIR: dataDir } });
+/** Runs `npm start`'s script, with `args` as after `npm start --`, on free ports; `children` collects the processes for cleanup. */
+export function startService(dataDir: string, children: ChildProcessWithoutNullStreams[], args: string[] = []): StartedService {
+  const child = spawn(process.execPath, [startScript, ...args], { env: { ...process.env, PORT: "0", DEMO_PORT: "0", DATA_DIR: dataDir } });
   children.push(child);
   let output = "";
   child.stdout.on("data", (chunk) => (output += chunk));
