@@ -1,14 +1,17 @@
 import { execFile, spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
 import { access, chmod, mkdir, mkdtemp, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { findPackageJSON } from "node:module";
 import { basename, dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
-import { baseChromiumFlags } from "./chromium-flags.ts";
 import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
 
 export interface LocalChromiumOptions {
-  /** One directory per browser lives here (profile, log, pid, launcher), so a restarted process finds leftovers. */
+  /**
+   * One directory per browser lives here (profile, log, pid, launcher, the entry's admin secret and
+   * address), so a restarted process finds leftovers and can still end a lease.
+   */
   root: string;
   /**
    * Where the Chromium that `@sparticuz/chromium` ships is unpacked, one directory per package
@@ -20,10 +23,12 @@ export interface LocalChromiumOptions {
   executable?: string;
 }
 
-const launchFlags = [...baseChromiumFlags, "--headless", "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0"];
+/** Each browser runs behind its own browser-task entry, which the provider launches and tracks. */
+const entryScript = join(import.meta.dirname, "task", "entry.ts");
 
 const launchTimeoutMs = 20_000;
 const exitTimeoutMs = 5_000;
+const adminCallTimeoutMs = 5_000;
 
 /** The ref names the process and its directory: the pid alone could be reused by another process. */
 function toRef(pid: number, dir: string): string {
@@ -38,6 +43,12 @@ function parseRef(ref: string): { pid: number; dir: string } {
 const profileDir = (dir: string) => join(dir, "profile");
 
 const profileFlag = (dir: string) => `--user-data-dir=${profileDir(dir)}`;
+
+/** Read by any process that must reach the entry's admin calls, a restarted one included. */
+const adminSecretFile = (dir: string) => join(dir, "admin-secret");
+
+/** The entry's stdout, where it announces its port and DevTools path once it serves. */
+const entryOutputFile = (dir: string) => join(dir, "entry.out");
 
 /**
  * The command line, state, process group and start time (clock ticks after boot) of a live or
@@ -116,10 +127,10 @@ async function isRunning(pid: number, dir: string): Promise<boolean> {
 }
 
 /** Live processes started with `arg` on their command line, such as a browser's profile flag (one whose pid was never written included). */
-export async function processesWith(arg: string): Promise<{ pid: number; group: number }[]> {
+export async function processesWith(arg: string): Promise<{ pid: number; group: number; startTime: number }[]> {
   const pids = (await readdir("/proc")).filter((entry) => /^\d+$/.test(entry)).map(Number);
   const found = await Promise.all(pids.map(async (pid) => ({ pid, info: await processInfo(pid) })));
-  return found.flatMap(({ pid, info }) => (info && runsWith(info, arg) ? [{ pid, group: info.group }] : []));
+  return found.flatMap(({ pid, info }) => (info && runsWith(info, arg) ? [{ pid, group: info.group, startTime: info.startTime }] : []));
 }
 
 /**
@@ -210,83 +221,141 @@ async function claim(dir: string): Promise<void> {
   await prepareThenRename(dir, "launching", (fresh, launcher) => writeFile(launcherFile(fresh), JSON.stringify(launcher)));
 }
 
+interface EntryReady {
+  port: number;
+  devtools_path: string;
+  chromium_pid: number;
+}
+
+/** Parses the entry's ready line, once it has written it. */
+async function entryReady(dir: string): Promise<EntryReady | undefined> {
+  // Only whole lines: the last piece may be a line still being written.
+  const lines = await readFile(entryOutputFile(dir), "utf8").then(
+    (text) => text.split("\n").slice(0, -1),
+    () => [],
+  );
+  for (const line of lines) {
+    const ready = line.startsWith("{") ? (JSON.parse(line) as { ready?: EntryReady }).ready : undefined;
+    if (ready) return ready;
+  }
+  return undefined;
+}
+
+/** Waits for `running` to turn false, which a SIGKILL makes it do within moments. */
+async function awaitExit(running: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + exitTimeoutMs;
+  while (await running()) {
+    if (Date.now() > deadline) throw new Error(`${what} did not exit within ${exitTimeoutMs} ms of SIGKILL`);
+    await sleep(10);
+  }
+}
+
 /**
- * Headless Chromium processes on this machine, each in its own process group so that one kill
- * ends the browser with its zygote, renderers and utility processes.
+ * What the entry runs on: only the settings it needs and the basics of a process. The service's
+ * own environment (its keys for the stand-ins, say) has no business in a browser that runs web pages.
+ */
+function entryEnvironment(dir: string, spec: LaunchSpec, executable: string, adminSecret: string): NodeJS.ProcessEnv {
+  const basics = Object.fromEntries(["PATH", "HOME", "TMPDIR", "LANG", "TZ"].flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]]])));
+  return {
+    ...basics,
+    BROWSER_TASK_HOST: "127.0.0.1",
+    BROWSER_TASK_PORT: "0",
+    BROWSER_TASK_ADMIN_SECRET: adminSecret,
+    BROWSER_TASK_CHROMIUM: executable,
+    BROWSER_TASK_USER_DATA_DIR: profileDir(dir),
+    ...(spec.startUrl === null ? {} : { BROWSER_TASK_START_URL: spec.startUrl }),
+  };
+}
+
+/**
+ * Headless Chromium browsers on this machine, each behind its own browser-task entry (the only way
+ * in, and only with the lease's token). The entry leads its own process group, which Chromium and
+ * its zygote, renderers and utility processes share, so one kill ends the whole browser.
  */
 export function localChromium(options: LocalChromiumOptions): BrowserProvider {
   let executable: Promise<string> | undefined;
 
+  /** The entry's Chromium, known by its start time from now on, while it still runs on `dir`. */
+  async function chromiumOf(dir: string): Promise<ProcessIdentity | undefined> {
+    const ready = await entryReady(dir);
+    const info = ready && (await processInfo(ready.chromium_pid));
+    return ready && info && runsWith(info, profileFlag(dir)) ? { pid: ready.chromium_pid, startTime: info.startTime } : undefined;
+  }
+
   async function destroy(ref: string): Promise<void> {
     const { pid, dir } = parseRef(ref);
     if (await isRunning(pid, dir)) {
+      const chromium = await chromiumOf(dir);
       try {
         process.kill(-pid, "SIGKILL");
       } catch {
         // Already gone between the check and the kill.
       }
-      const deadline = Date.now() + exitTimeoutMs;
-      while (await isRunning(pid, dir)) {
-        // The directory stays, so that a later pass finds the browser again and ends it then.
-        if (Date.now() > deadline) throw new Error(`Chromium ${pid} did not exit within ${exitTimeoutMs} ms of SIGKILL`);
-        await sleep(10);
-      }
+      // The directory stays on a timeout, so that a later pass finds the browser again and ends it then.
+      await awaitExit(() => isRunning(pid, dir), `the browser entry ${pid}`);
+      // Chromium died by the same kill, but may take a moment longer than the entry to exit.
+      if (chromium) await awaitExit(() => isAlive(chromium), `Chromium ${chromium.pid}`);
     }
     await rm(dir, { recursive: true, force: true });
   }
 
-  /** Chromium writes the port and browser path of its DevTools endpoint into this file once it listens. */
+  /** The entry writes its port and DevTools path on stdout once it serves. */
   async function devToolsUrl(pid: number, dir: string): Promise<string> {
     const deadline = Date.now() + launchTimeoutMs;
     for (;;) {
-      const lines = await readFile(join(profileDir(dir), "DevToolsActivePort"), "utf8").then(
-        (text) => text.split("\n"),
-        () => [],
-      );
-      if (lines.length >= 2 && lines[1]) return `ws://127.0.0.1:${lines[0]}${lines[1]}`;
+      const ready = await entryReady(dir);
+      if (ready) return `ws://127.0.0.1:${ready.port}${ready.devtools_path}`;
       if (!(await isRunning(pid, dir))) {
         const logText = await readFile(join(dir, "browser.log"), "utf8").catch(() => "");
-        throw new Error(`Chromium exited during launch: ${logText.slice(-500)}`);
+        throw new Error(`the browser exited during launch: ${logText.slice(-500)}`);
       }
-      if (Date.now() > deadline) throw new Error(`Chromium did not open its DevTools endpoint within ${launchTimeoutMs} ms`);
+      if (Date.now() > deadline) throw new Error(`the browser's entry did not serve within ${launchTimeoutMs} ms`);
       await sleep(10);
     }
   }
 
-  /** Ends whatever still runs on `dir` (a browser whose pid file was never written included), then removes it. */
+  /**
+   * Ends whatever still runs on `dir` (a browser whose pid file was never written included), waits
+   * for it to exit, then removes the directory.
+   */
   async function endLeftover(dir: string): Promise<void> {
-    for (const { pid, group } of await processesWith(profileFlag(dir))) {
+    const found = await processesWith(profileFlag(dir));
+    for (const { pid, group } of found) {
       try {
-        // A browser leads its own process group: ending the group ends its helpers with it.
+        // A browser that leads its own process group ends with its helpers.
         process.kill(group === pid ? -pid : pid, "SIGKILL");
       } catch {
         // Ended on its own meanwhile.
       }
     }
+    await Promise.all(found.map(({ pid, startTime }) => awaitExit(() => isAlive({ pid, startTime }), `Chromium ${pid}`)));
     await rm(dir, { recursive: true, force: true });
   }
 
-  /** Starts the browser in a claimed `dir` and answers its pid and start time once it runs. */
+  /** Starts the entry in a claimed `dir` and answers its pid and start time once it runs. */
   async function start(dir: string, spec: LaunchSpec, executable: string): Promise<ProcessIdentity> {
     await mkdir(profileDir(dir));
-    // stderr goes to a file rather than a pipe: the browser outlives a restart of this process.
-    const logFile = await open(join(dir, "browser.log"), "a");
+    const adminSecret = randomBytes(32).toString("base64url");
+    await writeFile(adminSecretFile(dir), adminSecret, { mode: 0o600 });
+    // Files rather than pipes: the browser outlives a restart of this process.
+    const [output, logFile] = await Promise.all([open(entryOutputFile(dir), "a"), open(join(dir, "browser.log"), "a")]);
     try {
-      const child = spawn(executable, [...launchFlags, profileFlag(dir), spec.startUrl ?? "about:blank"], {
+      const child = spawn(process.execPath, [entryScript], {
         detached: true,
-        stdio: ["ignore", "ignore", logFile.fd],
+        stdio: ["ignore", output.fd, logFile.fd],
+        env: entryEnvironment(dir, spec, executable, adminSecret),
       });
       const pid = await new Promise<number>((started, failed) => {
         child.once("spawn", () => started(child.pid as number));
         child.once("error", failed);
       });
       child.unref();
-      // Read at once: the process cannot exit unreaped, so the pid is still the browser's.
+      // Read at once: the process cannot exit unreaped, so the pid is still the entry's.
       const info = await processInfo(pid);
-      if (!info) throw new Error("Chromium exited as it started");
+      if (!info) throw new Error("the browser's entry exited as it started");
       return { pid, startTime: info.startTime };
     } finally {
-      await logFile.close();
+      await Promise.all([output.close(), logFile.close()]);
     }
   }
 
@@ -306,6 +375,19 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
     }
   }
 
+  /** One lease call to the entry, authorized by the admin secret kept in the browser's directory. */
+  async function leaseCall(dir: string, method: "PUT" | "DELETE", body?: object): Promise<void> {
+    const [adminSecret, ready] = await Promise.all([readFile(adminSecretFile(dir), "utf8"), entryReady(dir)]);
+    if (!ready) throw new Error("the browser's entry has not announced its port");
+    const response = await fetch(`http://127.0.0.1:${ready.port}/lease`, {
+      method,
+      headers: { authorization: `Bearer ${adminSecret}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(adminCallTimeoutMs),
+    });
+    if (response.status !== 204) throw new Error(`the browser's entry answered ${method} /lease with HTTP ${response.status}`);
+  }
+
   return {
     async launch(spec: LaunchSpec) {
       executable ??= options.executable ? Promise.resolve(options.executable) : unpackedChromium(options.unpackDir);
@@ -313,6 +395,17 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
     },
 
     destroy,
+
+    async grantLease(ref, { token, expiresAt }) {
+      const tokenSha256 = createHash("sha256").update(token).digest("hex");
+      await leaseCall(parseRef(ref).dir, "PUT", { token_sha256: tokenSha256, expires_at: expiresAt.toISOString() });
+    },
+
+    async endLease(ref) {
+      const { pid, dir } = parseRef(ref);
+      // A browser that is gone admits no one.
+      if (await isRunning(pid, dir)) await leaseCall(dir, "DELETE");
+    },
 
     /**
      * Also clears what a previous run left: directories of browsers that died, and those of launches

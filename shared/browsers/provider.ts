@@ -2,7 +2,8 @@
  * Where pooled browsers run. A browser is known by its `ref`, an opaque string the provider makes
  * at launch and the pool stores with the browser's record, so any process (a Lambda, the local
  * runtime, a restarted one) can find the browser again. Locally a browser is a Chromium process;
- * in AWS it will be a container task, behind the same four calls.
+ * in AWS it will be a container task, behind the same calls. A browser admits a DevTools client
+ * only with the token of its current lease, which the pool grants at acquire and ends at release.
  */
 export interface BrowserProvider {
   /** Set when this deployment cannot run browsers: the reason, which acquire answers with 503. */
@@ -12,6 +13,13 @@ export interface BrowserProvider {
   destroy(ref: string): Promise<void>;
   /** The refs of every live browser this deployment runs, including any a previous run left behind. */
   running(): Promise<string[]>;
+  /**
+   * From now until `expiresAt` (or `endLease`), the browser admits a DevTools client that presents
+   * `token`, and no other: a client of an earlier lease is cut. The provider keeps no copy of the token.
+   */
+  grantLease(ref: string, lease: { token: string; expiresAt: Date }): Promise<void>;
+  /** Ends the current lease and cuts its open clients; a browser already gone is not an error. */
+  endLease(ref: string): Promise<void>;
 }
 
 export interface LaunchSpec {
@@ -36,6 +44,12 @@ export function unavailableBrowsers(reason: string): BrowserProvider {
     async destroy() {},
     async running() {
       return [];
+    },
+    async grantLease() {
+      throw new Error(reason);
+    },
+    async endLease() {
+      throw new Error(reason);
     },
   };
 }

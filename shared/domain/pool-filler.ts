@@ -1,6 +1,6 @@
 import type { BrowserProvider } from "../browsers/provider.ts";
 import { newId } from "../ids.ts";
-import { log } from "../log.ts";
+import { errorFields, log } from "../log.ts";
 import { vetStartUrl, type Pool, type PooledBrowser, type PoolStore, type PoolWithBrowsers, type StartUrlAddressPolicy } from "./pool.ts";
 
 export interface PoolFillerDeps {
@@ -94,9 +94,17 @@ export function poolFiller(deps: PoolFillerDeps) {
       const surplus = idle.slice(0, Math.max(0, alive - pool.size));
       await Promise.all([
         ...dead.map((browser) => deps.pools.removeRunning(pool.org, pool.id, browser.session_id, browser.ref)),
-        ...expired.map(async (browser) =>
-          end(await deps.pools.removeLeased(pool.org, pool.id, browser.session_id, browser.leased_at as string)),
-        ),
+        ...expired.map(async (browser) => {
+          const removed = await deps.pools.removeLeased(pool.org, pool.id, browser.session_id, browser.leased_at as string);
+          // Its client is cut cleanly before the browser goes; only after the record is gone, so no
+          // later lease of the browser can be the one ended.
+          if (removed) {
+            await deps.browsers.endLease(removed.ref).catch((error: unknown) =>
+              log.warn("an expired lease could not be ended before its browser was destroyed", { pool: pool.id, session: removed.session_id, ...errorFields(error) }),
+            );
+          }
+          await end(removed);
+        }),
         ...surplus.map(async (browser) => end(await deps.pools.removeIdle(pool.org, pool.id, browser.session_id))),
       ]);
       if (pool.deleting_since) continue;

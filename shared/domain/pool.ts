@@ -126,13 +126,16 @@ export function toPoolResource({ pool, browsers }: PoolWithBrowsers) {
 export type PoolResource = ReturnType<typeof toPoolResource>;
 
 /**
- * The acquire answer. `webdriver_ws_url` is required by the official client's type, but no
- * provider here runs a WebDriver BiDi endpoint: it is the empty string.
+ * The acquire answer, the only place the lease's token appears: in `cdp_ws_url`, as the browser's
+ * proxy expects it. `webdriver_ws_url` is required by the official client's type, but no provider
+ * here runs a WebDriver BiDi endpoint: it is the empty string.
  */
-export function toSessionResource(pool: Pool, browser: PooledBrowser) {
+export function toSessionResource(pool: Pool, browser: PooledBrowser, token: string) {
+  const cdpWsUrl = new URL(browser.cdp_ws_url);
+  cdpWsUrl.searchParams.set("token", token);
   return {
     session_id: browser.session_id,
-    cdp_ws_url: browser.cdp_ws_url,
+    cdp_ws_url: cdpWsUrl.href,
     webdriver_ws_url: "",
     created_at: browser.created_at,
     headless: browser.headless,

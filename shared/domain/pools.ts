@@ -1,6 +1,8 @@
+import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { BrowserProvider } from "../browsers/provider.ts";
 import { newId } from "../ids.ts";
+import { errorFields, log } from "../log.ts";
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
 import { findByIdOrName } from "./id-or-name.ts";
 import {
@@ -13,6 +15,7 @@ import {
   type PoolChanges,
   type PoolProfileRef,
   type PoolStore,
+  type PooledBrowser,
   type PoolWithBrowsers,
   type SessionResource,
   type StartUrlAddressPolicy,
@@ -89,6 +92,23 @@ export function poolsCore(deps: PoolsCoreDeps) {
           if (removed) await deps.browsers.destroy(removed.ref);
         }),
     );
+  }
+
+  /**
+   * Gives a lease just written its token at the browser. A browser that cannot take it is no use to
+   * anyone: its record goes and it is destroyed (the filler replaces it), and false lets the acquire
+   * try another. The token lives only in this call and the acquire's answer.
+   */
+  async function grantToken(pool: Pool, leased: PooledBrowser, token: string, expiresAt: Date): Promise<boolean> {
+    try {
+      await deps.browsers.grantLease(leased.ref, { token, expiresAt });
+      return true;
+    } catch (error) {
+      log.warn("a leased browser refused its token: destroying it", { pool: pool.id, session: leased.session_id, ...errorFields(error) });
+      const removed = await deps.pools.removeLeased(pool.org, pool.id, leased.session_id, leased.leased_at as string);
+      if (removed) await deps.browsers.destroy(removed.ref);
+      return false;
+    }
   }
 
   return {
@@ -188,7 +208,9 @@ export function poolsCore(deps: PoolsCoreDeps) {
           const leasedAt = clock();
           const expiresAt = new Date(leasedAt.getTime() + pool.timeout_seconds * 1000);
           const leased = await deps.pools.lease(org, pool.id, candidate.session_id, leasedAt.toISOString(), expiresAt.toISOString());
-          if (leased) return toSessionResource(pool, leased);
+          if (!leased) continue;
+          const token = randomBytes(32).toString("base64url");
+          if (await grantToken(pool, leased, token, expiresAt)) return toSessionResource(pool, leased, token);
         }
         if (Date.now() >= deadline) return undefined;
         await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));
@@ -197,14 +219,27 @@ export function poolsCore(deps: PoolsCoreDeps) {
       throw new NotFoundError(`browser pool '${idOrName}' not found`);
     },
 
-    /** `reuse` returns the browser to the pool; otherwise it is destroyed and the filler replaces it. */
+    /**
+     * `reuse` ends the lease at the browser (its client is cut, its token refused from then on) and
+     * returns the browser to the pool; otherwise, or when the lease cannot be ended, the browser is
+     * destroyed and the filler replaces it.
+     */
     async release(org: string, idOrName: string, sessionId: string, reuse: boolean) {
       const { pool } = await resolve(org, idOrName);
       const browser = await deps.pools.getBrowser(org, pool.id, sessionId);
       const notLeased = () => new ConflictError(`browser session '${sessionId}' is not leased from browser pool '${pool.name}'`);
       if (!browser) throw new NotFoundError(`browser session '${sessionId}' is not a browser of pool '${pool.name}'`);
       if (browser.state !== "leased" || browser.leased_at === null) throw notLeased();
-      if (reuse) {
+      const leaseEnded =
+        reuse &&
+        (await deps.browsers.endLease(browser.ref).then(
+          () => true,
+          (error: unknown) => {
+            log.warn("a released browser's lease could not be ended: destroying it", { pool: pool.id, session: sessionId, ...errorFields(error) });
+            return false;
+          },
+        ));
+      if (leaseEnded) {
         if (!(await deps.pools.returnToPool(org, pool.id, sessionId, browser.leased_at))) throw notLeased();
         return;
       }

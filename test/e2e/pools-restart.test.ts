@@ -59,7 +59,8 @@ describe("npm start after a crash", () => {
     const survivors = chromiumProcesses(browserRoot);
     expect(survivors.size).toBe(2);
     const [idleSession, idlePid] = [...survivors].find(([session]) => session !== leased.session_id) as [string, number];
-    process.kill(-idlePid, "SIGKILL");
+    // Chromium dies; its entry follows it.
+    process.kill(idlePid, "SIGKILL");
     const orphan = await localChromium({ root: browserRoot, unpackDir: join(dataDir, "chromium") }).launch({ sessionId: "bs_orphan", startUrl: null });
     expect(chromiumProcesses(browserRoot).has("bs_orphan")).toBe(true);
 

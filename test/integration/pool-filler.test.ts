@@ -9,10 +9,14 @@ import { tableClientAt } from "../support/stack.ts";
 
 const org = "org-filler";
 
-/** Browsers as entries in a set: what runs is what the test says runs. */
+/** Browsers as entries in a set: what runs is what the test says runs, and which leases it admits. */
 function fakeBrowsers() {
   const live = new Set<string>();
   const destroyed: string[] = [];
+  const leases = new Map<string, { token: string; expiresAt: Date }>();
+  const endedLeases: string[] = [];
+  /** Browsers whose lease calls fail, as a browser whose proxy does not answer. */
+  const unreachable = new Set<string>();
   let launched = 0;
   const provider: BrowserProvider = {
     async launch(spec) {
@@ -27,8 +31,17 @@ function fakeBrowsers() {
     async running() {
       return [...live];
     },
+    async grantLease(ref, lease) {
+      if (unreachable.has(ref)) throw new Error("the browser's proxy does not answer");
+      leases.set(ref, lease);
+    },
+    async endLease(ref) {
+      if (unreachable.has(ref)) throw new Error("the browser's proxy does not answer");
+      leases.delete(ref);
+      endedLeases.push(ref);
+    },
   };
-  return { provider, live, destroyed };
+  return { provider, live, destroyed, leases, endedLeases, unreachable };
 }
 
 let store: ReturnType<typeof dynamoPoolStore>;
@@ -87,6 +100,7 @@ describe("the pool filler", () => {
     expect(await counts(pool.id)).toEqual([0, 1]);
     advance(1);
     await filler.tick();
+    expect(browsers.endedLeases).toEqual([leasedRef]);
     expect(browsers.destroyed).toEqual([leasedRef]);
     expect(await counts(pool.id)).toEqual([1, 0]);
     await expect(core.release(org, pool.id, session?.session_id as string, true)).rejects.toMatchObject({ status: 404 });
@@ -121,5 +135,59 @@ describe("the pool filler", () => {
     await core.update(org, pool.id, { size: 3 });
     await filler.tick();
     expect(browsers.live.size).toBe(1);
+  });
+});
+
+describe("lease tokens", () => {
+  const tokenOf = (cdpWsUrl: string) => new URL(cdpWsUrl).searchParams.get("token") as string;
+
+  it("grants each lease a fresh token at the browser, answers it in cdp_ws_url only, and ends it on a release with reuse", async () => {
+    const pool = await core.create(org, { size: 1, timeout_seconds: 60, fill_rate_per_minute: 6000 });
+    await filler.tick();
+    const [ref] = [...browsers.live] as [string];
+
+    const first = await core.acquire(org, pool.id, 0);
+    const token = tokenOf(first?.cdp_ws_url as string);
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(browsers.leases.get(ref)).toEqual({ token, expiresAt: new Date(clock.getTime() + 60_000) });
+    expect(JSON.stringify(await store.read(org, pool.id))).not.toContain(token);
+
+    await core.release(org, pool.id, first?.session_id as string, true);
+    expect(browsers.endedLeases).toEqual([ref]);
+    expect(browsers.leases.has(ref)).toBe(false);
+    expect(await counts(pool.id)).toEqual([1, 0]);
+
+    const second = await core.acquire(org, pool.id, 0);
+    expect(second?.session_id).toBe(first?.session_id);
+    expect(tokenOf(second?.cdp_ws_url as string)).not.toBe(token);
+    expect(browsers.leases.get(ref)?.token).toBe(tokenOf(second?.cdp_ws_url as string));
+  });
+
+  it("destroys a browser that cannot take its token and leases another", async () => {
+    const pool = await core.create(org, { size: 2, fill_rate_per_minute: 6000 });
+    await filler.tick();
+    const [broken, working] = [...browsers.live] as [string, string];
+    browsers.unreachable.add(broken);
+
+    // Whichever the first acquire tries first, the two together try both browsers.
+    const sessions = [await core.acquire(org, pool.id, 0), await core.acquire(org, pool.id, 0)].filter((session) => session !== undefined);
+
+    expect(sessions).toHaveLength(1);
+    expect(browsers.leases.get(working)?.token).toBe(tokenOf(sessions[0]?.cdp_ws_url as string));
+    expect(browsers.destroyed).toEqual([broken]);
+    expect(await counts(pool.id)).toEqual([0, 1]);
+  });
+
+  it("destroys, rather than returns to the pool, a released browser whose lease cannot be ended", async () => {
+    const pool = await core.create(org, { size: 1, fill_rate_per_minute: 6000 });
+    await filler.tick();
+    const [ref] = [...browsers.live] as [string];
+    const session = await core.acquire(org, pool.id, 0);
+    browsers.unreachable.add(ref);
+
+    await core.release(org, pool.id, session?.session_id as string, true);
+
+    expect(browsers.destroyed).toEqual([ref]);
+    expect(await counts(pool.id)).toEqual([0, 0]);
   });
 });

@@ -35,6 +35,8 @@ const recordingBrowsers: BrowserProvider = {
   async running() {
     return launches.map((spec) => spec.sessionId);
   },
+  async grantLease() {},
+  async endLease() {},
 };
 
 const cores = (startUrlAddresses?: StartUrlAddressPolicy) => {

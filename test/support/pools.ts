@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { WebSocket } from "ws";
 import type { LocalStack } from "../../infra/local/stack.ts";
 
 /** JSON over the local gateway with the stack's key; answers status, headers and parsed body. */
@@ -39,15 +40,41 @@ export function chromiumProcesses(root: string): Map<string, number> {
   return found;
 }
 
-/** True when the browser behind a CDP URL answers its DevTools HTTP endpoint. */
+/**
+ * True when the browser behind a CDP URL (with its lease's token) admits a DevTools client and
+ * answers a command over it. The browser serves one client at a time: none may be connected.
+ */
 export async function answersCdp(cdpWsUrl: string): Promise<boolean> {
-  const { port } = new URL(cdpWsUrl);
-  try {
-    const response = await fetch(`http://127.0.0.1:${port}/json/version`, { signal: AbortSignal.timeout(2000) });
-    return response.ok;
-  } catch {
-    return false;
-  }
+  const socket = new WebSocket(cdpWsUrl);
+  const answered = await new Promise<boolean>((settled) => {
+    socket.once("open", () => socket.send(JSON.stringify({ id: 1, method: "Browser.getVersion" })));
+    socket.once("message", (data) => settled((JSON.parse(data.toString()) as { id?: number }).id === 1));
+    // A refused upgrade, too, ends as an error.
+    socket.once("error", () => settled(false));
+    socket.once("close", () => settled(false));
+    AbortSignal.timeout(5000).addEventListener("abort", () => settled(false));
+  });
+  socket.terminate();
+  return answered;
+}
+
+/**
+ * The answer to a DevTools WebSocket upgrade: 101 once open (the socket is then closed), else the
+ * status of the refusal; "unreachable" when nothing listens any more.
+ */
+export function upgradeStatus(url: string): Promise<number | "unreachable"> {
+  return new Promise((answered) => {
+    const socket = new WebSocket(url);
+    socket.once("open", () => {
+      socket.close();
+      answered(101);
+    });
+    socket.once("unexpected-response", (_request, response) => {
+      answered(response.statusCode ?? 0);
+      socket.terminate();
+    });
+    socket.once("error", () => answered("unreachable"));
+  });
 }
 
 /** A one-page site on 127.0.0.1 for a pooled browser to load. */

@@ -1,0 +1,100 @@
+/**
+ * A pooled browser's entry: starts Chromium with DevTools on a pipe (no DevTools port at all) and
+ * serves the lease proxy, the only way in, on one port. The same program runs for each local pooled
+ * browser and as the browser container's entrypoint.
+ *
+ * Settings come from the environment, read once here: BROWSER_TASK_HOST and BROWSER_TASK_PORT
+ * (0: any free port), BROWSER_TASK_ADMIN_SECRET, BROWSER_TASK_CHROMIUM (the executable), and
+ * optionally BROWSER_TASK_USER_DATA_DIR (a fresh temporary directory otherwise) and
+ * BROWSER_TASK_START_URL. Once it serves, it writes one JSON line on stdout:
+ * `{"ready":{"port":...,"devtools_path":"/devtools/browser/<id>","chromium_pid":...}}`.
+ */
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Readable, Writable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
+import { z } from "zod";
+import { baseChromiumFlags } from "../chromium-flags.ts";
+import { browserConnection } from "./browser-connection.ts";
+import { cdpPipe } from "./cdp-pipe.ts";
+import { leaseProxy } from "./lease-proxy.ts";
+
+const settingsSchema = z.object({
+  BROWSER_TASK_HOST: z.string().min(1),
+  BROWSER_TASK_PORT: z.coerce.number().int().min(0).max(65_535),
+  BROWSER_TASK_ADMIN_SECRET: z.string().min(32),
+  BROWSER_TASK_CHROMIUM: z.string().min(1),
+  BROWSER_TASK_USER_DATA_DIR: z.string().min(1).optional(),
+  BROWSER_TASK_START_URL: z.string().min(1).optional(),
+});
+
+const startTimeoutMs = 20_000;
+const healthTimeoutMs = 5_000;
+
+const parsed = settingsSchema.safeParse(process.env);
+if (!parsed.success) {
+  process.stderr.write(`browser task: bad settings\n${z.prettifyError(parsed.error)}\n`);
+  process.exit(2);
+}
+const settings = parsed.data;
+
+// Chromium runs web pages: it gets none of the entry's own settings, the admin secret least of all.
+const chromiumEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("BROWSER_TASK_")));
+const userDataDir = settings.BROWSER_TASK_USER_DATA_DIR ?? (await mkdtemp(join(tmpdir(), "browser-task-")));
+const chromium = spawn(
+  settings.BROWSER_TASK_CHROMIUM,
+  [...baseChromiumFlags, "--headless", "--remote-debugging-pipe", `--user-data-dir=${userDataDir}`, settings.BROWSER_TASK_START_URL ?? "about:blank"],
+  // stdout stays free for the ready line; Chromium's own log goes where the entry's does.
+  { stdio: ["ignore", "ignore", "inherit", "pipe", "pipe"], env: chromiumEnv },
+);
+const connection = browserConnection((onMessage) => cdpPipe(chromium.stdio[3] as Writable, chromium.stdio[4] as Readable, onMessage));
+
+let stopping = false;
+chromium.once("exit", (code, signal) => {
+  connection.close(new Error("Chromium exited"));
+  if (!stopping) process.stderr.write(`browser task: Chromium exited (${signal ?? `code ${code}`})\n`);
+  process.exit(stopping ? 0 : 1);
+});
+chromium.once("error", (error) => {
+  process.stderr.write(`browser task: Chromium did not start: ${error.message}\n`);
+  process.exit(1);
+});
+
+/** True when Chromium answers a command over the pipe in time. */
+async function chromiumUp(timeoutMs: number): Promise<boolean> {
+  const answered = connection.call("Browser.getVersion").then(
+    () => true,
+    () => false,
+  );
+  return Promise.race([answered, sleep(timeoutMs, false, { ref: false })]);
+}
+
+if (!(await chromiumUp(startTimeoutMs))) {
+  process.stderr.write(`browser task: Chromium did not answer over its pipe within ${startTimeoutMs} ms\n`);
+  chromium.kill("SIGKILL");
+  process.exit(1);
+}
+
+const devtoolsPath = `/devtools/browser/${randomUUID()}`;
+const server = leaseProxy({
+  adminSecret: settings.BROWSER_TASK_ADMIN_SECRET,
+  devtoolsPath,
+  connection,
+  chromiumUp: () => chromiumUp(healthTimeoutMs),
+});
+await new Promise<void>((listening) => server.listen(settings.BROWSER_TASK_PORT, settings.BROWSER_TASK_HOST, listening));
+const { port } = server.address() as AddressInfo;
+process.stdout.write(`${JSON.stringify({ ready: { port, devtools_path: devtoolsPath, chromium_pid: chromium.pid } })}\n`);
+
+function stop(): void {
+  stopping = true;
+  server.close();
+  server.closeAllConnections();
+  chromium.kill("SIGTERM");
+}
+process.once("SIGTERM", stop);
+process.once("SIGINT", stop);

@@ -1,0 +1,241 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import { loginChromiumForTests } from "../support/login-chromium.ts";
+import { eventually } from "../support/poll.ts";
+import { startTestSite, upgradeStatus } from "../support/pools.ts";
+
+const entryScript = join(import.meta.dirname, "../../shared/browsers/task/entry.ts");
+const adminSecret = randomBytes(32).toString("base64url");
+const userDataDir = mkdtempSync(join(tmpdir(), "acs-browser-task-"));
+
+let executables: Awaited<ReturnType<typeof loginChromiumForTests>>;
+let site: Awaited<ReturnType<typeof startTestSite>>;
+let entry: ChildProcess;
+let entryExit: Promise<number | null>;
+let port: number;
+let devtoolsPath: string;
+
+/** Starts the entry as the local provider does, and waits for its ready line. */
+async function startEntry(executable: string): Promise<{ port: number; devtools_path: string }> {
+  entry = spawn(process.execPath, [entryScript], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      PATH: process.env.PATH,
+      BROWSER_TASK_HOST: "127.0.0.1",
+      BROWSER_TASK_PORT: "0",
+      BROWSER_TASK_ADMIN_SECRET: adminSecret,
+      BROWSER_TASK_CHROMIUM: executable,
+      BROWSER_TASK_USER_DATA_DIR: userDataDir,
+    },
+  });
+  entryExit = new Promise((exited) => entry.once("exit", exited));
+  let stderr = "";
+  entry.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const line = await Promise.race([
+    new Promise<string>((read) => createInterface({ input: entry.stdout! }).once("line", read)),
+    entryExit.then((code) => Promise.reject(new Error(`the entry exited with ${code}: ${stderr.slice(-1000)}`))),
+  ]);
+  return (JSON.parse(line) as { ready: { port: number; devtools_path: string } }).ready;
+}
+
+beforeAll(async () => {
+  executables = await loginChromiumForTests();
+  site = await startTestSite("<html><head><title>through the proxy</title></head><body>ok</body></html>");
+  ({ port, devtools_path: devtoolsPath } = await startEntry(executables.executablePath));
+});
+
+afterAll(async () => {
+  if (entry?.exitCode === null) entry.kill("SIGKILL");
+  await site?.stop();
+  await executables?.dispose();
+  rmSync(userDataDir, { recursive: true, force: true });
+});
+
+const newToken = () => randomBytes(32).toString("base64url");
+
+function admin(method: string, path: string, body?: unknown, secret = adminSecret) {
+  return fetch(`http://127.0.0.1:${port}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${secret}` },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+async function grant(token: string, expiresAt = new Date(Date.now() + 60_000)): Promise<void> {
+  const response = await admin("PUT", "/lease", { token_sha256: createHash("sha256").update(token).digest("hex"), expires_at: expiresAt.toISOString() });
+  expect(response.status).toBe(204);
+}
+
+const devtoolsUrl = (token?: string, path = devtoolsPath) => `ws://127.0.0.1:${port}${path}${token === undefined ? "" : `?token=${token}`}`;
+
+/** A DevTools client that stays connected. */
+function openClient(url: string): Promise<WebSocket> {
+  return new Promise((opened, failed) => {
+    const socket = new WebSocket(url);
+    socket.once("open", () => opened(socket));
+    socket.once("error", failed);
+  });
+}
+
+const closed = (socket: WebSocket) => eventually(async () => (socket.readyState === WebSocket.CLOSED ? true : undefined), "the client to be cut");
+
+/** The entry's process and every process below it, read from /proc. */
+function processTree(root: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const tree = [root];
+  for (let index = 0; index < tree.length; index++) {
+    for (const [pid, parent] of parents) if (parent === tree[index]) tree.push(pid);
+  }
+  return tree;
+}
+
+const commandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+
+function chromiumOfEntry(): number {
+  const browser = processTree(entry.pid as number).find((pid) => pid !== entry.pid && !commandLine(pid).some((arg) => arg.startsWith("--type=")));
+  if (!browser) throw new Error("the entry runs no Chromium");
+  return browser;
+}
+
+/** TCP ports on which a process of the tree listens: its socket inodes matched against /proc/net/tcp{,6}. */
+function listeningPorts(pids: number[]): number[] {
+  const inodes = new Set<string>();
+  for (const pid of pids) {
+    let fds: string[] = [];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (match) inodes.add(match[1] as string);
+      } catch {
+        // Closed meanwhile.
+      }
+    }
+  }
+  const ports = new Set<number>();
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    for (const row of readFileSync(table, "utf8").split("\n").slice(1)) {
+      const fields = row.trim().split(/\s+/);
+      const [localAddress, state, inode] = [fields[1], fields[3], fields[9]];
+      // 0A is LISTEN.
+      if (state === "0A" && inode && inodes.has(inode)) ports.add(Number.parseInt(localAddress?.split(":")[1] ?? "", 16));
+    }
+  }
+  return [...ports];
+}
+
+describe("the browser task's entry, run locally", () => {
+  it("lets the lease's token drive Chromium over CDP", async () => {
+    const token = newToken();
+    await grant(token);
+
+    const browser = await chromium.connectOverCDP(devtoolsUrl(token));
+    try {
+      const page = await (browser.contexts()[0] ?? (await browser.newContext())).newPage();
+      await page.goto(site.url);
+      expect(await page.title()).toBe("through the proxy");
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it("refuses a DevTools client without a token, with a wrong one, with an earlier lease's or on another path", async () => {
+    const earlier = newToken();
+    await grant(earlier);
+    const current = newToken();
+    await grant(current);
+
+    expect(await upgradeStatus(devtoolsUrl())).toBe(401);
+    expect(await upgradeStatus(devtoolsUrl(newToken()))).toBe(401);
+    expect(await upgradeStatus(devtoolsUrl(earlier))).toBe(401);
+    expect(await upgradeStatus(devtoolsUrl(current, "/devtools/browser/another"))).toBe(404);
+    expect(await upgradeStatus(devtoolsUrl(current))).toBe(101);
+  });
+
+  it("cuts the open client when the lease ends, and refuses its token from then on", async () => {
+    const token = newToken();
+    await grant(token);
+    const browser = await chromium.connectOverCDP(devtoolsUrl(token));
+
+    expect((await admin("DELETE", "/lease")).status).toBe(204);
+
+    await eventually(async () => (browser.isConnected() ? undefined : true), "the client to be cut");
+    expect(await upgradeStatus(devtoolsUrl(token))).toBe(401);
+  });
+
+  it("refuses a lease past its expiry, and cuts the client of a lease when it expires", async () => {
+    const expired = newToken();
+    await grant(expired, new Date(Date.now() - 1000));
+    expect(await upgradeStatus(devtoolsUrl(expired))).toBe(401);
+
+    const expiring = newToken();
+    await grant(expiring, new Date(Date.now() + 5000));
+    const client = await openClient(devtoolsUrl(expiring));
+
+    await closed(client);
+    expect(await upgradeStatus(devtoolsUrl(expiring))).toBe(401);
+  });
+
+  it("serves one DevTools client at a time, and cuts it when another lease is granted", async () => {
+    const token = newToken();
+    await grant(token);
+    const client = await openClient(devtoolsUrl(token));
+
+    expect(await upgradeStatus(devtoolsUrl(token))).toBe(409);
+
+    await grant(newToken());
+    await closed(client);
+  });
+
+  it("answers no HTTP DevTools route, and its admin calls only to the admin secret", async () => {
+    const token = newToken();
+    await grant(token);
+    for (const path of ["/json/version", "/json/list", "/json", `/json/version?token=${token}`, `${devtoolsPath}?token=${token}`, "/health", "/lease"]) {
+      for (const headers of [{}, { authorization: `Bearer ${newToken()}` }, { authorization: `Bearer ${token}` }] as Record<string, string>[]) {
+        const response = await fetch(`http://127.0.0.1:${port}${path}`, { headers });
+        expect(response.status, path).toBe(401);
+        expect(await response.text()).not.toMatch(/webSocketDebuggerUrl|Browser|devtools/);
+      }
+    }
+    expect((await admin("DELETE", "/lease", undefined, newToken())).status).toBe(401);
+    expect((await admin("PUT", "/lease", { token_sha256: "00".repeat(32), expires_at: new Date().toISOString() }, newToken())).status).toBe(401);
+    expect((await admin("PUT", "/lease", { token_sha256: token, expires_at: "tomorrow" })).status).toBe(400);
+    expect((await admin("GET", "/health")).status).toBe(200);
+  });
+
+  it("opens no DevTools port: Chromium speaks over a pipe, and the entry's port is the tree's only listening one", () => {
+    const args = commandLine(chromiumOfEntry());
+
+    expect(args).toContain("--remote-debugging-pipe");
+    expect(args.filter((arg) => arg.startsWith("--remote-debugging-port") || arg.startsWith("--remote-debugging-address"))).toEqual([]);
+    expect(listeningPorts(processTree(entry.pid as number))).toEqual([port]);
+  });
+
+  it("ends Chromium when it is told to stop", async () => {
+    const browser = chromiumOfEntry();
+
+    entry.kill("SIGTERM");
+
+    expect(await entryExit).toBe(0);
+    await eventually(async () => (readdirSync("/proc").includes(String(browser)) ? undefined : true), "Chromium to exit");
+  });
+});
