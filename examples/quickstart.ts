@@ -1,10 +1,15 @@
 // Logs in to the demo site that `npm start` serves, as its demo user, with the official client;
 // then uses the saved session to open the demo's "who am I" page. Run it with `npm run quickstart`.
 import Kernel, { NotFoundError } from "@onkernel/sdk";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { text } from "node:stream/consumers";
 import { extract } from "tar-stream";
 
-const kernel = new Kernel({ baseURL: process.env.API, apiKey: process.env.KEY });
+// Both always given: left out, the client would read KERNEL_BASE_URL and KERNEL_API_KEY and could
+// start over on a real account's resources.
+const api = process.env.API || "http://127.0.0.1:8080";
+const kernel = new Kernel({ baseURL: api, apiKey: process.env.KEY || localApiKey() });
 const demo = process.env.DEMO ?? "http://127.0.0.1:8081";
 const user = { email: "dana@example.com", password: "demo-password", totpSecret: "DEMOSITEDEMOSITEDEMOSITEDEMOSITE" };
 
@@ -69,6 +74,21 @@ async function storageState(download: Response): Promise<{ cookies: Array<{ name
     if (entry.header.name.endsWith("storage_state.json")) return JSON.parse(content);
   }
   throw new Error("the profile holds no storage_state.json");
+}
+
+/** The key `npm start` keeps for its org `local`: never sent to a service on another machine. */
+function localApiKey(): string {
+  const file = join(process.env.DATA_DIR || ".data", "api-key");
+  const refuse = (why: string): never => {
+    console.error(`${why}: set KEY to the API key of the service at ${api}.`);
+    process.exit(1);
+  };
+  if (!["127.0.0.1", "localhost", "[::1]"].includes(new URL(api).hostname)) refuse(`${api} is not on this machine`);
+  try {
+    return readFileSync(file, "utf8").trim();
+  } catch {
+    return refuse(`no API key in ${file} (npm start writes it there unless LOCAL_API_KEY is set)`);
+  }
 }
 
 function unlessNotFound(error: unknown): void {

@@ -31,17 +31,21 @@ interface Reply {
   html?: string;
   location?: string;
   cookies?: string[];
+  /** Closes the connection after the answer, as for a request that was not read to its end. */
+  close?: boolean;
 }
 
 const pendingCookie = "demo_pending";
 const sessionCookie = "demo_session";
 const maxFormBytes = 16 * 1024;
+/** Of visitors owing a code, and of signed-in ones, the newest this many are kept: a flood of sign-ins cannot grow memory without end. */
+const maxVisitors = 100;
 
 /** Serves the demo site on 127.0.0.1:`port` (0 picks a free port); rejects when the port is taken. */
 export async function startDemoSite(port: number): Promise<DemoSite> {
   /** Visitors whose password was right and who still owe a code. */
-  const awaitingCode = new Set<string>();
-  const sessions = new Set<string>();
+  const awaitingCode = newestTokens(maxVisitors);
+  const sessions = newestTokens(maxVisitors);
 
   function route(method: string, path: string, cookie: (name: string) => string | undefined, form: URLSearchParams): Reply {
     const session = cookie(sessionCookie) ?? "";
@@ -74,12 +78,19 @@ export async function startDemoSite(port: number): Promise<DemoSite> {
   }
 
   const server = createServer((request, response) => {
+    const url = URL.parse(request.url ?? "/", "http://demo.invalid");
+    // Another Host is a page elsewhere that had its name resolve to 127.0.0.1 (DNS rebinding).
+    if (!url || !ownHosts.has(request.headers.host ?? "")) {
+      send(response, { status: 400, html: page("Bad request", "<h1>Bad request</h1>"), close: true });
+      return;
+    }
     readForm(request).then(
       (form) => {
-        const { pathname } = new URL(request.url ?? "/", "http://demo.invalid");
         const cookie = (name: string) => cookieValue(request.headers.cookie, name);
-        send(response, form ? route(request.method ?? "GET", pathname, cookie, form) : { status: 413, html: page("Too large", "<h1>The form is too large</h1>") });
+        send(response, route(request.method ?? "GET", url.pathname, cookie, form));
       },
+      // Over the limit: close the connection rather than read the rest. The response, not the
+      // request once iterated, still holds the socket.
       () => response.destroy(),
     );
   });
@@ -91,6 +102,7 @@ export async function startDemoSite(port: number): Promise<DemoSite> {
     });
   });
   const address = server.address() as AddressInfo;
+  const ownHosts = new Set([`127.0.0.1:${address.port}`, `localhost:${address.port}`]);
   return {
     url: `http://127.0.0.1:${address.port}`,
     stop: () =>
@@ -177,19 +189,39 @@ function send(response: ServerResponse, reply: Reply): void {
     ...(reply.html === undefined ? {} : { "content-type": "text/html; charset=utf-8" }),
     ...(reply.location === undefined ? {} : { location: reply.location }),
     ...(reply.cookies?.length ? { "set-cookie": reply.cookies } : {}),
+    ...(reply.close ? { connection: "close" } : {}),
   });
   response.end(reply.html ?? "");
 }
 
-/** The form fields of a POST body, or undefined when it is over the limit (read to the end anyway, so the 413 can be sent). */
-async function readForm(request: IncomingMessage): Promise<URLSearchParams | undefined> {
+/** The form fields of a POST body; rejects as soon as the body is over the limit, declared or sent. */
+async function readForm(request: IncomingMessage): Promise<URLSearchParams> {
+  if (Number(request.headers["content-length"] ?? 0) > maxFormBytes) throw new Error("form too large");
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += chunk.length;
-    if (size <= maxFormBytes) chunks.push(chunk);
+    if (size > maxFormBytes) throw new Error("form too large");
+    chunks.push(chunk);
   }
-  return size <= maxFormBytes ? new URLSearchParams(Buffer.concat(chunks).toString("utf8")) : undefined;
+  return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
+}
+
+/** A set of tokens that keeps only the `limit` newest. */
+function newestTokens(limit: number) {
+  const tokens = new Set<string>();
+  return {
+    has: (token: string) => tokens.has(token),
+    delete: (token: string) => tokens.delete(token),
+    add(token: string) {
+      tokens.add(token);
+      // A Set iterates in insertion order: its first token is the oldest.
+      for (const oldest of tokens) {
+        if (tokens.size <= limit) break;
+        tokens.delete(oldest);
+      }
+    },
+  };
 }
 
 function cookieValue(header: string | undefined, name: string): string | undefined {

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { AppError, dependencyOutageMessage, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from "#shared/domain/errors.ts";
+import { AppError, BadRequestError, dependencyOutageMessage, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from "#shared/domain/errors.ts";
 import { allowedOrigins, gatewayCorsHeaders } from "#shared/http/cors.ts";
 import { maxJsonBodyBytes } from "#shared/http/handler.ts";
 import { errorResponse } from "#shared/http/responses.ts";
@@ -71,14 +71,18 @@ export async function startGateway(options: { port: number; host?: string }): Pr
       })
       .finally(() => {
         // The path alone: the query may hold a handoff code (the hosted page's link).
-        const path = new URL(request.url ?? "/", "http://gateway.local").pathname;
+        const path = requestUrl(request)?.pathname;
         log.debug("request", { requestId, method: request.method, path, status: response.statusCode, ms: performance.now() - started });
       });
   });
 
   /** Answers with a proxy result to write, or undefined when a streaming handler wrote it. */
   async function serve(request: IncomingMessage, response: ServerResponse, requestId: string): Promise<APIGatewayProxyResult | undefined> {
-    const url = new URL(request.url ?? "/", "http://gateway.local");
+    const url = requestUrl(request);
+    if (!url) {
+      await drain(request);
+      return gatewayError(new BadRequestError("the request target is not a valid URL path"), requestId);
+    }
     const method = request.method ?? "GET";
     const corsPath = corsPathPatterns.find(({ pattern }) => pattern.test(url.pathname));
     if (method === "OPTIONS" && corsPath) {
@@ -171,6 +175,11 @@ export async function startGateway(options: { port: number; host?: string }): Pr
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
   return { url: `http://127.0.0.1:${port}`, server };
+}
+
+/** The request's URL, or undefined when its target does not parse as one. */
+function requestUrl(request: IncomingMessage): URL | undefined {
+  return URL.parse(request.url ?? "/", "http://gateway.local") ?? undefined;
 }
 
 function singleValueHeaders(request: IncomingMessage): Record<string, string> {

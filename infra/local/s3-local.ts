@@ -15,7 +15,7 @@ export interface S3Local {
 
 /**
  * Starts s3rver on a worker thread, so serving archives does not take turns with the gateway on
- * one event loop (that halved download throughput). Data persists under `dataDir` across
+ * one event loop (docs/performance.md has what that cost). Data persists under `dataDir` across
  * restarts, or lives in a temp dir removed on stop; s3rver's default directory is shared by every
  * instance, so one is always given.
  */

@@ -16,9 +16,9 @@ interface S3rverServer {
 
 /**
  * s3rver reads an object in the file stream's default 64 KiB pieces: a file read on the thread pool
- * and a buffer each. Served in 1 MiB pieces, a 200 MB archive costs its thread about 100 ms of CPU
- * instead of 350 (measured to curl), CPU that a download through `npm start` shares with the
- * service on a small machine. The bytes and the protocol are s3rver's own.
+ * and a buffer each. Served in 1 MiB pieces, a large archive costs its thread far less CPU
+ * (docs/performance.md), CPU that a download through `npm start` shares with the service on a
+ * small machine. The bytes and the protocol are s3rver's own.
  */
 const objectReadBytes = 1024 * 1024;
 

@@ -5,6 +5,7 @@ import * as z from "zod/mini";
 import { zstdSupportProblem } from "#shared/archive/zstd-support.ts";
 import { demoUser, startDemoSite, type DemoSite } from "./demo-site.ts";
 import { runningFile, runningInstance } from "./running.ts";
+import { startDefaults } from "./start-defaults.ts";
 
 const unsupported = zstdSupportProblem();
 if (unsupported) {
@@ -27,9 +28,9 @@ const { startLocalStack } = await import("./stack.ts");
 const port = z.coerce.number().check(z.int(), z.minimum(0), z.maximum(65535));
 const env = z
   .object({
-    PORT: z._default(port, 8080),
-    DEMO_PORT: z._default(port, 8081),
-    DATA_DIR: z._default(z.string().check(z.minLength(1)), ".data"),
+    PORT: z._default(port, startDefaults.port),
+    DEMO_PORT: z._default(port, startDefaults.demoPort),
+    DATA_DIR: z._default(z.string().check(z.minLength(1)), startDefaults.dataDir),
     LOCAL_API_KEY: z.optional(z.string().check(z.minLength(16, "LOCAL_API_KEY must be at least 16 characters"))),
   })
   .safeParse(process.env);

@@ -40,7 +40,8 @@ const minDecompressedChunkBytes = 64;
 /**
  * Honours backpressure, so memory stays bounded whatever the decompressed size. Given the size the
  * frame declares, a smaller archive gets an output chunk of its own size: a health check decodes a
- * session archive of a few KB, and a 1 MiB buffer for it tripled the decoding's CPU time.
+ * session archive of a few KB, and a 1 MiB buffer for it costs more than the decoding
+ * (docs/performance.md).
  */
 export function zstdDecompressStream(declaredBytes?: number, maxChunkBytes = maxDecompressedChunkBytes): Transform {
   const chunkSize = Math.min(maxChunkBytes, Math.max(minDecompressedChunkBytes, declaredBytes ?? maxChunkBytes));

@@ -1,5 +1,5 @@
 // zod/mini: the same parser as zod with functions instead of methods, so a bundle holds only the
-// checks it uses (about 20 KB rather than 90 KB per function).
+// checks it uses (sizes in docs/performance.md).
 import * as z from "zod/mini";
 import { browserTelemetryCategories } from "../domain/connection.ts";
 import { isOnlyDots, namePattern, onlyDotsProblem } from "../domain/profile.ts";

@@ -90,8 +90,8 @@ const keyAttributes = new Set(["pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk
 
 /**
  * Drops the key and index attributes so only the entity's own fields remain. A loop rather than a
- * rest destructuring: on the dictionary-mode objects unmarshalling builds, measured about 5 times
- * as fast (2.5 against 12 µs for a connection), and every read goes through here.
+ * rest destructuring: on the dictionary-mode objects unmarshalling builds it is several times as
+ * fast (docs/performance.md), and every read goes through here.
  */
 export function withoutKeys<T>(item: Record<string, unknown>): T {
   const fields: Record<string, unknown> = {};

@@ -1,9 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { localChromium } from "#shared/browsers/local-chromium.ts";
 import { demoUser } from "../../infra/local/demo-site.ts";
+import { startDefaults } from "../../infra/local/start-defaults.ts";
 import { eventually } from "../support/poll.ts";
 
 /**
@@ -63,7 +65,6 @@ const blocks = codeBlocks(readme);
 const runnable = blocks.filter((block) => block.notRun === undefined);
 
 interface Service {
-  child: ChildProcess;
   api: string;
   key: string;
   demo: string;
@@ -71,7 +72,12 @@ interface Service {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), "acs-readme-"));
-const rootBefore = new Set(readdirSync(repoRoot));
+/** Files the blocks write in the repo root (`-o file`, `> file`) that were not there before: removed at the end. */
+const writtenFiles = runnable
+  .flatMap((block) => [...block.code.matchAll(/(?:\s-o\s*|\s--output[=\s]|>\s*)([\w.-]+)/g)].map((match) => match[1]!))
+  .filter((file) => !existsSync(join(repoRoot, file)));
+/** Kept from the moment it is spawned, so that afterAll stops it even when it never served. */
+let npmStart: ChildProcess | undefined;
 let service: Service | undefined;
 
 /** `npm start` as the README says to run it, in a process group of its own so its whole tree can be stopped. */
@@ -82,6 +88,7 @@ async function startService(): Promise<Service> {
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
   });
+  npmStart = child;
   let output = "";
   child.stdout?.on("data", (chunk) => (output += chunk));
   child.stderr?.on("data", (chunk) => (output += chunk));
@@ -98,15 +105,21 @@ async function startService(): Promise<Service> {
     "npm start to print its URLs and key",
     180,
   );
-  return { child, ...printed, output: () => output };
+  return { ...printed, output: () => output };
 }
 
-/** Ctrl-C to the whole group (npm, the service, DynamoDB Local), then SIGKILL whatever is left after a minute. */
+/**
+ * Ctrl-C to npm start's process group (npm, the service, DynamoDB Local), then SIGKILL whatever of
+ * it is left after a minute. Each browser leads a group of its own, which the signal does not reach:
+ * ended afterwards from their directories, as a restarted service would.
+ */
 async function stopService(child: ChildProcess): Promise<void> {
   const group = -child.pid!;
   signalGroup(group, "SIGINT");
   await eventually(async () => (signalGroup(group, 0) ? undefined : true), "npm start's processes to stop", 60).catch(() => undefined);
   signalGroup(group, "SIGKILL");
+  const browsers = localChromium({ root: join(dataDir, "browsers"), unpackDir: join(dataDir, "chromium") });
+  for (const browser of await browsers.running()) await browsers.destroy(browser);
 }
 
 /** Whether the group still had a process to signal. */
@@ -123,9 +136,9 @@ function signalGroup(group: number, signal: NodeJS.Signals | 0): boolean {
 /** The README's defaults, as a newcomer's first `npm start` uses them, pointed at the instance under test. */
 function pointedAtService(code: string, running: Service): string {
   return code
-    .replaceAll(/http:\/\/(?:127\.0\.0\.1|localhost):8080/g, running.api)
-    .replaceAll(/http:\/\/(?:127\.0\.0\.1|localhost):8081/g, running.demo)
-    .replaceAll(/(?<![\w/])\.data\//g, `${dataDir}/`);
+    .replaceAll(new RegExp(`http://(?:127\\.0\\.0\\.1|localhost):${startDefaults.port}\\b`, "g"), running.api)
+    .replaceAll(new RegExp(`http://(?:127\\.0\\.0\\.1|localhost):${startDefaults.demoPort}\\b`, "g"), running.demo)
+    .replaceAll(new RegExp(`(?<![\\w/])${startDefaults.dataDir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/`, "g"), `${dataDir}/`);
 }
 
 interface Run {
@@ -134,6 +147,8 @@ interface Run {
   /** The shared variables as the block left them exported (shell blocks only). */
   exported: Record<string, string>;
 }
+
+const lastLine = (output: string) => output.trimEnd().split("\n").at(-1);
 
 /** The test's environment without the variables the quick start sets: the blocks before it must not see them. */
 const newcomersEnvironment = Object.fromEntries(Object.entries(process.env).filter(([name]) => !sharedVariables.includes(name)));
@@ -145,10 +160,12 @@ function runBlock(block: Block, code: string, variables: Record<string, string>)
   const [command, args] = shell
     ? ["bash", ["-c", `set -eo pipefail\n${code}\n${report}`]]
     : [join(repoRoot, "node_modules/.bin/node"), ["--input-type=module-typescript"]];
+  // In a group of its own, so that a timeout ends what the block started too (npm's node, a curl).
   const child = spawn(command, args, {
     cwd: repoRoot,
     env: { ...newcomersEnvironment, DATA_DIR: dataDir, ...variables },
     stdio: ["pipe", "pipe", "pipe", "pipe"],
+    detached: true,
   });
   let output = "";
   let reported = "";
@@ -156,7 +173,7 @@ function runBlock(block: Block, code: string, variables: Record<string, string>)
   child.stderr?.on("data", (chunk) => (output += chunk));
   child.stdio[3]?.on("data", (chunk) => (reported += chunk));
   child.stdin?.end(shell ? "" : code);
-  const timer = setTimeout(() => child.kill("SIGKILL"), blockSeconds * 1000);
+  const timer = setTimeout(() => signalGroup(-child.pid!, "SIGKILL"), blockSeconds * 1000);
   return new Promise((done) =>
     child.once("close", (exitCode) => {
       clearTimeout(timer);
@@ -177,11 +194,8 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  if (service) await stopService(service.child);
-  // Blocks run in the repo root: a file one downloads there is not the repo's.
-  for (const entry of readdirSync(repoRoot, { withFileTypes: true })) {
-    if (!rootBefore.has(entry.name) && entry.isFile()) rmSync(join(repoRoot, entry.name));
-  }
+  if (npmStart) await stopService(npmStart);
+  for (const file of writtenFiles) rmSync(join(repoRoot, file), { force: true });
   rmSync(dataDir, { recursive: true, force: true });
 }, 120_000);
 
@@ -209,9 +223,41 @@ describe("README.md", () => {
     expect(results).toHaveLength(runnable.length);
     expect(quickStart, "a README block runs `npm run quickstart`").toHaveLength(1);
     const quickStartRun = results.find(({ block }) => block === quickStart[0])!.run;
-    expect(quickStartRun.output).toContain(`Signed in as ${demoUser.name}`);
+    const promisedLastLine = /its last line is `([^`]+)`/.exec(readme)?.[1];
+    expect(promisedLastLine, "the quick start says what its last line is").toContain(`Signed in as ${demoUser.name}`);
+    expect(lastLine(quickStartRun.output)).toBe(pointedAtService(promisedLastLine!, running));
     expect(variables).toEqual({ API: running.api, KEY: running.key, DEMO: running.demo });
+
+    // "Run it again to start over."
+    const again = await runBlock(quickStart[0]!, pointedAtService(quickStart[0]!.code, running), variables);
+
+    expect(again.exitCode, again.output).toBe(0);
+    expect(lastLine(again.output)).toBe(lastLine(quickStartRun.output));
   }, 900_000);
+
+  it("quotes npm start's defaults: the ports and the data directory", () => {
+    const setting = (name: string) => new RegExp(`^\\| \`${name}\` \\| \`([^\`]+)\` \\|`, "m").exec(readme)?.[1];
+
+    expect(setting("PORT")).toBe(String(startDefaults.port));
+    expect(setting("DEMO_PORT")).toBe(String(startDefaults.demoPort));
+    expect(setting("DATA_DIR")).toBe(startDefaults.dataDir);
+    expect(readme).toContain(`export API=http://127.0.0.1:${startDefaults.port} KEY=$(cat ${startDefaults.dataDir}/api-key) DEMO=http://127.0.0.1:${startDefaults.demoPort}`);
+  });
+
+  it("fails a curl block on an HTTP error rather than printing the error's body", () => {
+    const curls = runnable.flatMap((block) => block.code.split("\n").filter((line) => /\bcurl\s/.test(line)));
+
+    expect(curls).not.toEqual([]);
+    for (const line of curls) expect(line).toMatch(/\s(-[a-zA-Z]*f[a-zA-Z]*|--fail)\s/);
+  });
+
+  it("deploys the stack that test/infra/synth.test.ts synthesizes: cdk.json's app builds it", () => {
+    const cdkApp = (JSON.parse(readFileSync(join(repoRoot, "cdk.json"), "utf8")) as { app: string }).app;
+
+    expect(cdkApp).toBe("node infra/app.ts");
+    expect(readFileSync(join(repoRoot, "infra/app.ts"), "utf8")).toMatch(/^authConnectionApp\(new App\(\)/m);
+    expect(readFileSync(join(repoRoot, "test/infra/synth.test.ts"), "utf8")).toMatch(/authConnectionApp\(app\)/);
+  });
 
   it("says of each block it does not run which test checks it instead, and that test exists", () => {
     const skipped = blocks.filter((block) => block.notRun !== undefined);

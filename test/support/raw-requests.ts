@@ -1,4 +1,5 @@
 import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { connect } from "node:net";
 import { localClient } from "../../infra/local/dynamodb-local.ts";
 import type { startTestStack } from "./stack.ts";
 
@@ -30,4 +31,20 @@ export function rawAccess(stack: TestStack) {
       return (scan.Items ?? []).sort((a, b) => `${a.pk}${a.sk}`.localeCompare(`${b.pk}${b.sk}`));
     },
   };
+}
+
+/**
+ * Writes `request` as it is to the server at `url` (fetch refuses to send a malformed request line)
+ * and answers all the server sent back before it closed the connection.
+ */
+export function rawHttpExchange(url: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((done, fail) => {
+    const socket = connect(Number(port), hostname, () => socket.end(request));
+    let answer = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (answer += chunk));
+    socket.once("error", fail);
+    socket.once("close", () => done(answer));
+  });
 }
