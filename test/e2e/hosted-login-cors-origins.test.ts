@@ -1,6 +1,6 @@
 import type { Browser } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { startEmbeddingApp } from "../sites/embedded-login/page.ts";
+import { openEmbeddingApp, startEmbeddingApp } from "../sites/embedded-login/page.ts";
 import { loginChromiumForTests } from "../support/login-chromium.ts";
 import { startTestStack } from "../support/stack.ts";
 
@@ -38,9 +38,7 @@ afterAll(async () => {
 /** From a page of `appUrl`, in a browser with web security on: a JSON exchange call, which needs a preflight. */
 async function exchangeFrom(appUrl: string) {
   browser ??= await chromium.launch();
-  const page = await browser.newPage();
-  await page.goto(appUrl);
-  await page.waitForFunction(() => "embeddedLogin" in window);
+  const page = await openEmbeddingApp(browser, appUrl);
   return page.evaluate(
     (url) => window.embeddedLogin.attempt(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code: "not-a-code" }) }),
     `${stack.url}/auth/connections/ac_1/exchange`,

@@ -2,7 +2,7 @@ import type Kernel from "@onkernel/sdk";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { exposedHeaders, gatewayCorsHeaders, preflightMaxAgeSeconds } from "#shared/http/cors.ts";
-import { startEmbeddingApp } from "../sites/embedded-login/page.ts";
+import { openEmbeddingApp, startEmbeddingApp } from "../sites/embedded-login/page.ts";
 import { startLoginSite, type LoginSite } from "../sites/login-site.ts";
 import { loginChromiumForTests } from "../support/login-chromium.ts";
 import { officialClient, startTestStack } from "../support/stack.ts";
@@ -52,10 +52,7 @@ afterAll(async () => {
 /** The caller's app open in a browser with web security on; its origin is not the service's. */
 async function embeddingPage(): Promise<Page> {
   browser = await chromium.launch();
-  const page = await browser.newPage();
-  await page.goto(app.url);
-  await page.waitForFunction(() => "embeddedLogin" in window);
-  return page;
+  return openEmbeddingApp(browser, app.url);
 }
 
 const corsHeaderNames = (response: Response) => [...response.headers.keys()].filter((name) => name.startsWith("access-control-"));

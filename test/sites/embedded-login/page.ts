@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Browser, Page } from "playwright-core";
 
 const script = new URL("./login-ui.js", import.meta.url);
 
@@ -26,4 +27,12 @@ export async function startEmbeddingApp(): Promise<{ url: string; stop(): Promis
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     stop: () => new Promise((done) => server.close(() => done())),
   };
+}
+
+/** The app at `appUrl` open in a new page of `browser`, once its login UI script is loaded. */
+export async function openEmbeddingApp(browser: Browser, appUrl: string): Promise<Page> {
+  const page = await browser.newPage();
+  await page.goto(appUrl);
+  await page.waitForFunction(() => "embeddedLogin" in globalThis);
+  return page;
 }
