@@ -14,6 +14,8 @@ import { startTestSite, upgradeStatus } from "../support/pools.ts";
 const entryScript = join(import.meta.dirname, "../../shared/browsers/task/entry.ts");
 const adminSecret = randomBytes(32).toString("base64url");
 const userDataDir = mkdtempSync(join(tmpdir(), "acs-browser-task-"));
+/** Chosen by the launcher, as the ECS provider does, so it knows the URL without reading the ready line. */
+const devtoolsId = "bs_entry_test";
 
 let executables: Awaited<ReturnType<typeof loginChromiumForTests>>;
 let site: Awaited<ReturnType<typeof startTestSite>>;
@@ -33,6 +35,7 @@ async function startEntry(executable: string): Promise<{ port: number; devtools_
       BROWSER_TASK_ADMIN_SECRET: adminSecret,
       BROWSER_TASK_CHROMIUM: executable,
       BROWSER_TASK_USER_DATA_DIR: userDataDir,
+      BROWSER_TASK_DEVTOOLS_ID: devtoolsId,
     },
   });
   entryExit = new Promise((exited) => entry.once("exit", exited));
@@ -144,6 +147,10 @@ function listeningPorts(pids: number[]): number[] {
 }
 
 describe("the browser task's entry, run locally", () => {
+  it("serves DevTools on the path of the id its launcher chose", () => {
+    expect(devtoolsPath).toBe(`/devtools/browser/${devtoolsId}`);
+  });
+
   it("lets the lease's token drive Chromium over CDP", async () => {
     const token = newToken();
     await grant(token);

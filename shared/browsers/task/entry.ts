@@ -5,8 +5,10 @@
  *
  * Settings come from the environment, read once here: BROWSER_TASK_HOST and BROWSER_TASK_PORT
  * (0: any free port), BROWSER_TASK_ADMIN_SECRET, BROWSER_TASK_CHROMIUM (the executable), and
- * optionally BROWSER_TASK_USER_DATA_DIR (a fresh temporary directory otherwise) and
- * BROWSER_TASK_START_URL. Once it serves, it writes one JSON line on stdout:
+ * optionally BROWSER_TASK_USER_DATA_DIR (a fresh temporary directory otherwise),
+ * BROWSER_TASK_START_URL and BROWSER_TASK_DEVTOOLS_ID (the <id> of the DevTools path, so a launcher
+ * that never reads the ready line knows the URL; random otherwise). Once it serves, it writes one
+ * JSON line on stdout:
  * `{"ready":{"port":...,"devtools_path":"/devtools/browser/<id>","chromium_pid":...}}`.
  */
 import { spawn } from "node:child_process";
@@ -30,6 +32,7 @@ const settingsSchema = z.object({
   BROWSER_TASK_CHROMIUM: z.string().min(1),
   BROWSER_TASK_USER_DATA_DIR: z.string().min(1).optional(),
   BROWSER_TASK_START_URL: z.string().min(1).optional(),
+  BROWSER_TASK_DEVTOOLS_ID: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/).optional(),
 });
 
 const startTimeoutMs = 20_000;
@@ -79,7 +82,7 @@ if (!(await chromiumUp(startTimeoutMs))) {
   process.exit(1);
 }
 
-const devtoolsPath = `/devtools/browser/${randomUUID()}`;
+const devtoolsPath = `/devtools/browser/${settings.BROWSER_TASK_DEVTOOLS_ID ?? randomUUID()}`;
 const server = leaseProxy({
   adminSecret: settings.BROWSER_TASK_ADMIN_SECRET,
   devtoolsPath,

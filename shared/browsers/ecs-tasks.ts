@@ -1,0 +1,174 @@
+import { createHash, createHmac, randomBytes } from "node:crypto";
+import {
+  DescribeTasksCommand,
+  InvalidParameterException,
+  paginateListTasks,
+  RunTaskCommand,
+  StopTaskCommand,
+  waitUntilTasksRunning,
+  type ECSClient,
+  type KeyValuePair,
+  type Task,
+} from "@aws-sdk/client-ecs";
+import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
+
+export interface EcsBrowsersOptions {
+  ecs: ECSClient;
+  cluster: string;
+  /** The browser task's definition (family, family:revision or ARN); its container runs the entry. */
+  taskDefinition: string;
+  subnets: string[];
+  securityGroups: string[];
+  assignPublicIp: boolean;
+  /** The container that runs `shared/browsers/task/entry.ts`, whose settings a launch overrides. */
+  containerName: string;
+  /**
+   * Derives each task's admin secret from its session id, so any pool function can recompute it
+   * and no secret is stored per browser.
+   */
+  adminKey: string;
+  /** The entry's port in the task (BROWSER_TASK_PORT of the task definition). */
+  proxyPort?: number;
+  /** How long a launch waits for its task to run. */
+  startTimeoutSeconds?: number;
+}
+
+/** Marks the tasks this service starts, so `running()` lists them and nothing else of the cluster. */
+export const poolTaskStartedBy = "acs-pool";
+const sessionIdTag = "acs:session-id";
+const adminCallTimeoutMs = 5_000;
+
+/** The task's admin secret: a keyed digest of its session id, known at launch and recomputable later. */
+export const taskAdminSecret = (adminKey: string, sessionId: string) => createHmac("sha256", adminKey).update(sessionId).digest("base64url");
+
+function privateIpOf(task: Task): string | undefined {
+  const networkInterface = task.attachments?.find((attachment) => attachment.type === "ElasticNetworkInterface");
+  return networkInterface?.details?.find((detail) => detail.name === "privateIPv4Address")?.value;
+}
+
+const sessionIdOf = (task: Task) => task.tags?.find((tag) => tag.key === sessionIdTag)?.value;
+
+const isStopping = (task: Task) => task.desiredStatus === "STOPPED" || task.lastStatus === "STOPPED";
+
+/**
+ * Pooled browsers as ECS Fargate tasks, one browser-task entry per task. A task is known by its ARN;
+ * its address and session id are read back from ECS when needed, so every pool function (and a
+ * later invocation) finds any browser again. Retries are the SDK's own.
+ */
+export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
+  const { ecs, cluster } = options;
+  const proxyPort = options.proxyPort ?? 8080;
+  const startTimeoutSeconds = options.startTimeoutSeconds ?? 180;
+
+  async function describeTask(arn: string): Promise<Task | undefined> {
+    const { tasks } = await ecs.send(new DescribeTasksCommand({ cluster, tasks: [arn], include: ["TAGS"] }));
+    return tasks?.[0];
+  }
+
+  async function destroy(ref: string): Promise<void> {
+    try {
+      // Stopping a task that has already stopped succeeds.
+      await ecs.send(new StopTaskCommand({ cluster, task: ref, reason: "browser pool: destroyed" }));
+    } catch (error) {
+      // ECS answers an unknown task with a parameter error; only a task ECS does not know is gone.
+      if (error instanceof InvalidParameterException && (await describeTask(ref)) === undefined) return;
+      throw error;
+    }
+  }
+
+  async function launch(spec: LaunchSpec): Promise<LaunchedBrowser> {
+    const environment: KeyValuePair[] = [
+      { name: "BROWSER_TASK_DEVTOOLS_ID", value: spec.sessionId },
+      // Overrides can be read back by anyone allowed ecs:DescribeTasks and land in CloudTrail; the
+      // entry is to take the secret's digest instead (docs/pools-aws.md), and until it does the
+      // secret travels here.
+      { name: "BROWSER_TASK_ADMIN_SECRET", value: taskAdminSecret(options.adminKey, spec.sessionId) },
+      ...(spec.startUrl === null ? [] : [{ name: "BROWSER_TASK_START_URL", value: spec.startUrl }]),
+    ];
+    const started = await ecs.send(
+      new RunTaskCommand({
+        cluster,
+        taskDefinition: options.taskDefinition,
+        launchType: "FARGATE",
+        count: 1,
+        startedBy: poolTaskStartedBy,
+        // The SDK retries RunTask; one token per launch keeps a retry from starting a second task.
+        clientToken: randomBytes(16).toString("hex"),
+        networkConfiguration: {
+          awsvpcConfiguration: {
+            subnets: options.subnets,
+            securityGroups: options.securityGroups,
+            assignPublicIp: options.assignPublicIp ? "ENABLED" : "DISABLED",
+          },
+        },
+        tags: [{ key: sessionIdTag, value: spec.sessionId }],
+        overrides: { containerOverrides: [{ name: options.containerName, environment }] },
+      }),
+    );
+    const arn = started.tasks?.[0]?.taskArn;
+    if (!arn) {
+      const reasons = (started.failures ?? []).map((failure) => [failure.reason, failure.detail].filter(Boolean).join(": ")).join("; ");
+      throw new Error(`ECS did not start a browser task: ${reasons || "no task and no reason given"}`);
+    }
+    const ip = await runningAddress(arn).catch(async (error: Error) => {
+      // A task that never ran must not hold a Fargate slot or be counted by `running()`.
+      await destroy(arn);
+      throw error;
+    });
+    return { ref: arn, cdpWsUrl: `ws://${ip}:${proxyPort}/devtools/browser/${spec.sessionId}`, headless: true };
+  }
+
+  /** Waits for the task to run and answers its private address. */
+  async function runningAddress(arn: string): Promise<string> {
+    try {
+      await waitUntilTasksRunning({ client: ecs, maxWaitTime: startTimeoutSeconds }, { cluster, tasks: [arn] });
+    } catch {
+      // Not rethrown: the waiter's error quotes the task as DescribeTasks shows it, overrides and
+      // so the admin secret included.
+      const task = await describeTask(arn);
+      throw new Error(`browser task ${arn} did not run within ${startTimeoutSeconds} s (${task?.lastStatus ?? "unknown to ECS"}${task?.stoppedReason ? `: ${task.stoppedReason}` : ""})`);
+    }
+    const task = await describeTask(arn);
+    const ip = task && privateIpOf(task);
+    if (!ip) throw new Error(`browser task ${arn} runs without a private IPv4 address`);
+    return ip;
+  }
+
+  /** An admin call to the task's lease proxy; a task already gone needs none. */
+  async function leaseCall(ref: string, method: "PUT" | "DELETE", body?: object): Promise<void> {
+    const task = await describeTask(ref);
+    if (!task || isStopping(task)) {
+      if (method === "DELETE") return;
+      throw new Error(`browser task ${ref} is not running`);
+    }
+    const ip = privateIpOf(task);
+    const sessionId = sessionIdOf(task);
+    if (!ip || !sessionId) throw new Error(`browser task ${ref} has no address or session id`);
+    const response = await fetch(`http://${ip}:${proxyPort}/lease`, {
+      method,
+      headers: { authorization: `Bearer ${taskAdminSecret(options.adminKey, sessionId)}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(adminCallTimeoutMs),
+    });
+    if (response.status !== 204) throw new Error(`browser task ${ref} answered ${method} /lease with HTTP ${response.status}`);
+  }
+
+  return {
+    launch,
+    destroy,
+    async running() {
+      const arns: string[] = [];
+      for await (const page of paginateListTasks({ client: ecs }, { cluster, startedBy: poolTaskStartedBy, desiredStatus: "RUNNING" })) {
+        arns.push(...(page.taskArns ?? []));
+      }
+      return arns;
+    },
+    async grantLease(ref, { token, expiresAt }) {
+      const tokenSha256 = createHash("sha256").update(token).digest("hex");
+      await leaseCall(ref, "PUT", { token_sha256: tokenSha256, expires_at: expiresAt.toISOString() });
+    },
+    async endLease(ref) {
+      await leaseCall(ref, "DELETE");
+    },
+  };
+}

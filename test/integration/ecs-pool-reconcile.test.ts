@@ -1,0 +1,57 @@
+import { randomBytes } from "node:crypto";
+import { RunTaskCommand } from "@aws-sdk/client-ecs";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { ecsBrowsers } from "#shared/browsers/ecs-tasks.ts";
+import { poolFiller } from "#shared/domain/pool-filler.ts";
+import { poolsCore } from "#shared/domain/pools.ts";
+import { dynamoPoolStore } from "#shared/store/pools-store.ts";
+import { ensureTable } from "../../infra/local/dynamodb-local.ts";
+import { fakeEcs, standInTaskPort } from "../support/fake-ecs.ts";
+import { tableClientAt } from "../support/stack.ts";
+
+let taskPort: Awaited<ReturnType<typeof standInTaskPort>>;
+
+beforeAll(async () => {
+  taskPort = await standInTaskPort();
+});
+afterAll(async () => {
+  await taskPort?.stop();
+});
+
+describe("a pool on ECS tasks", () => {
+  it("forgets a task that stopped by itself, as a crashed local browser, and launches a replacement", async () => {
+    const tableName = `ecs-pool-${randomBytes(6).toString("hex")}`;
+    await ensureTable(inject("dynamoEndpoint"), tableName);
+    const store = dynamoPoolStore(tableClientAt(inject("dynamoEndpoint")), tableName);
+    const fake = fakeEcs();
+    const browsers = ecsBrowsers({
+      ecs: fake.ecs,
+      cluster: "browsers",
+      taskDefinition: "acs-browser:1",
+      subnets: ["subnet-a"],
+      securityGroups: ["sg-browser"],
+      assignPublicIp: false,
+      containerName: "browser",
+      adminKey: "a key only the pool functions hold, long enough",
+      proxyPort: taskPort.port,
+    });
+    let clock = new Date("2026-11-23T10:00:00.000Z");
+    const now = () => clock;
+    const core = poolsCore({ pools: store, browsers, resolveProfile: async () => "unused", now });
+    const filler = poolFiller({ pools: store, browsers, now });
+
+    const pool = await core.create("org-ecs", { size: 2, fill_rate_per_minute: 6000 });
+    await filler.tick();
+    const [crashed, kept] = [...fake.tasks.keys()] as [string, string];
+    fake.stopOnItsOwn(crashed);
+    clock = new Date(clock.getTime() + 1000);
+    await filler.tick();
+
+    const refs = (await store.read("org-ecs", pool.id))?.browsers.map((record) => record.ref) ?? [];
+    expect(refs).toHaveLength(2);
+    expect(refs).toContain(kept);
+    expect(refs).not.toContain(crashed);
+    expect(fake.mock.commandCalls(RunTaskCommand)).toHaveLength(3);
+    expect((await core.get("org-ecs", pool.id)).available_count).toBe(2);
+  });
+});

@@ -1,0 +1,98 @@
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  DescribeTasksCommand,
+  ECSClient,
+  InvalidParameterException,
+  ListTasksCommand,
+  RunTaskCommand,
+  StopTaskCommand,
+  type DescribeTasksCommandInput,
+  type ListTasksCommandInput,
+  type RunTaskCommandInput,
+  type StopTaskCommandInput,
+  type Task,
+} from "@aws-sdk/client-ecs";
+import { mockClient } from "aws-sdk-client-mock";
+
+/**
+ * An ECS client whose cluster lives in memory, behind aws-sdk-client-mock: tasks start RUNNING with
+ * 127.0.0.1 as their private address, so their admin port can be a local stand-in.
+ */
+export function fakeEcs() {
+  const ecs = new ECSClient({ region: "eu-west-1", credentials: { accessKeyId: "test", secretAccessKey: "test" } });
+  const mock = mockClient(ecs);
+  const tasks = new Map<string, Task>();
+  let launched = 0;
+  const listPageSize = 2;
+
+  mock.on(RunTaskCommand).callsFake((input: RunTaskCommandInput) => {
+    const taskArn = `arn:aws:ecs:eu-west-1:123456789012:task/${input.cluster}/${String(++launched).padStart(32, "0")}`;
+    tasks.set(taskArn, {
+      taskArn,
+      startedBy: input.startedBy,
+      desiredStatus: "RUNNING",
+      lastStatus: "RUNNING",
+      tags: input.tags,
+      // As ECS does: DescribeTasks shows a task's overrides, environment included.
+      overrides: input.overrides,
+      attachments: [{ type: "ElasticNetworkInterface", details: [{ name: "privateIPv4Address", value: "127.0.0.1" }] }],
+    });
+    return { tasks: [tasks.get(taskArn)], failures: [] };
+  });
+  mock.on(DescribeTasksCommand).callsFake((input: DescribeTasksCommandInput) => {
+    const arns = input.tasks ?? [];
+    return {
+      tasks: arns.flatMap((arn) => tasks.get(arn) ?? []),
+      failures: arns.filter((arn) => !tasks.has(arn)).map((arn) => ({ arn, reason: "MISSING" })),
+    };
+  });
+  mock.on(StopTaskCommand).callsFake((input: StopTaskCommandInput) => {
+    const task = input.task === undefined ? undefined : tasks.get(input.task);
+    if (!task) throw new InvalidParameterException({ message: "The referenced task was not found.", $metadata: {} });
+    Object.assign(task, { desiredStatus: "STOPPED", lastStatus: "STOPPED", stoppedReason: input.reason });
+    return { task };
+  });
+  mock.on(ListTasksCommand).callsFake((input: ListTasksCommandInput) => {
+    const matching = [...tasks.values()]
+      .filter((task) => task.startedBy === input.startedBy && task.desiredStatus === (input.desiredStatus ?? "RUNNING"))
+      .map((task) => task.taskArn as string);
+    const start = Number(input.nextToken ?? 0);
+    const end = start + listPageSize;
+    return { taskArns: matching.slice(start, end), nextToken: end < matching.length ? String(end) : undefined };
+  });
+
+  return {
+    ecs,
+    mock,
+    tasks,
+    /** What ECS shows of a task that exited by itself (Chromium crashed, the task was reclaimed). */
+    stopOnItsOwn(arn: string) {
+      Object.assign(tasks.get(arn) as Task, { desiredStatus: "STOPPED", lastStatus: "STOPPED", stoppedReason: "Essential container in task exited" });
+    },
+  };
+}
+
+export interface AdminCall {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+  body: string;
+}
+
+/** A 127.0.0.1 stand-in for a task's lease proxy: records every admin call and answers 204. */
+export async function standInTaskPort() {
+  const calls: AdminCall[] = [];
+  const server = createServer(async (request: IncomingMessage, response) => {
+    let body = "";
+    for await (const chunk of request) body += chunk;
+    calls.push({ method: request.method as string, path: request.url as string, authorization: request.headers.authorization, body });
+    response.writeHead(204).end();
+  });
+  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+  return {
+    port: (server.address() as AddressInfo).port,
+    calls,
+    stop: () => new Promise<void>((closed) => server.close(() => closed())),
+  };
+}

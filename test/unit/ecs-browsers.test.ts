@@ -1,0 +1,155 @@
+import { createHash } from "node:crypto";
+import { DescribeTasksCommand, InvalidParameterException, ListTasksCommand, RunTaskCommand, StopTaskCommand, type RunTaskCommandInput } from "@aws-sdk/client-ecs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ecsBrowsers, poolTaskStartedBy, taskAdminSecret } from "#shared/browsers/ecs-tasks.ts";
+import { fakeEcs, standInTaskPort } from "../support/fake-ecs.ts";
+
+const adminKey = "a key only the pool functions hold, long enough";
+let taskPort: Awaited<ReturnType<typeof standInTaskPort>>;
+
+beforeAll(async () => {
+  taskPort = await standInTaskPort();
+});
+afterAll(async () => {
+  await taskPort?.stop();
+});
+
+function providerOn(cluster = "browsers") {
+  const fake = fakeEcs();
+  const browsers = ecsBrowsers({
+    ecs: fake.ecs,
+    cluster,
+    taskDefinition: "acs-browser:3",
+    subnets: ["subnet-a", "subnet-b"],
+    securityGroups: ["sg-browser"],
+    assignPublicIp: false,
+    containerName: "browser",
+    adminKey,
+    proxyPort: taskPort.port,
+  });
+  return { fake, browsers };
+}
+
+function runTaskInput(fake: ReturnType<typeof fakeEcs>) {
+  const [run] = fake.mock.commandCalls(RunTaskCommand);
+  if (!run) throw new Error("no RunTask was sent");
+  return run.args[0].input;
+}
+
+describe("the ECS browser provider", () => {
+  it("launches a Fargate task with the pool's settings and answers its private address once it runs", async () => {
+    const { fake, browsers } = providerOn();
+    const launched = await browsers.launch({ sessionId: "bs_one", startUrl: "https://example.test/start" });
+
+    const input = runTaskInput(fake);
+    expect(input).toMatchObject({
+      cluster: "browsers",
+      taskDefinition: "acs-browser:3",
+      launchType: "FARGATE",
+      count: 1,
+      startedBy: poolTaskStartedBy,
+      networkConfiguration: { awsvpcConfiguration: { subnets: ["subnet-a", "subnet-b"], securityGroups: ["sg-browser"], assignPublicIp: "DISABLED" } },
+      tags: [{ key: "acs:session-id", value: "bs_one" }],
+    });
+    expect(input.overrides?.containerOverrides).toEqual([
+      {
+        name: "browser",
+        environment: expect.arrayContaining([
+          { name: "BROWSER_TASK_DEVTOOLS_ID", value: "bs_one" },
+          { name: "BROWSER_TASK_ADMIN_SECRET", value: taskAdminSecret(adminKey, "bs_one") },
+          { name: "BROWSER_TASK_START_URL", value: "https://example.test/start" },
+        ]),
+      },
+    ]);
+    expect(fake.mock.commandCalls(DescribeTasksCommand, { cluster: "browsers", tasks: [launched.ref] }).length).toBeGreaterThan(0);
+    expect(launched).toEqual({ ref: [...fake.tasks.keys()][0], cdpWsUrl: `ws://127.0.0.1:${taskPort.port}/devtools/browser/bs_one`, headless: true });
+  });
+
+  it("passes no start URL when the pool has none", async () => {
+    const { fake, browsers } = providerOn();
+    await browsers.launch({ sessionId: "bs_blank", startUrl: null });
+    const environment = runTaskInput(fake).overrides?.containerOverrides?.[0]?.environment ?? [];
+    expect(environment.map((variable) => variable.name)).not.toContain("BROWSER_TASK_START_URL");
+  });
+
+  it("rejects with ECS's reason when RunTask starts nothing", async () => {
+    const { fake, browsers } = providerOn();
+    fake.mock.on(RunTaskCommand).resolves({ tasks: [], failures: [{ reason: "Capacity is unavailable at this time", detail: "FARGATE" }] });
+    await expect(browsers.launch({ sessionId: "bs_full", startUrl: null })).rejects.toThrow("ECS did not start a browser task: Capacity is unavailable at this time: FARGATE");
+  });
+
+  it("stops a task that stopped before it ran, and rejects without quoting its overrides", async () => {
+    const { fake, browsers } = providerOn();
+    fake.mock.on(RunTaskCommand).callsFake((input: RunTaskCommandInput) => {
+      const taskArn = "arn:aws:ecs:eu-west-1:123456789012:task/browsers/never-ran";
+      const stoppedReason = "CannotPullContainerError: pull access denied";
+      fake.tasks.set(taskArn, { taskArn, startedBy: poolTaskStartedBy, desiredStatus: "STOPPED", lastStatus: "STOPPED", stoppedReason, overrides: input.overrides });
+      return { tasks: [fake.tasks.get(taskArn)] };
+    });
+    const failure = await browsers.launch({ sessionId: "bs_dies", startUrl: null }).catch((error: Error) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect(String(failure)).toContain("CannotPullContainerError: pull access denied");
+    expect(String(failure)).not.toContain(taskAdminSecret(adminKey, "bs_dies"));
+    expect(fake.mock.commandCalls(StopTaskCommand, { task: "arn:aws:ecs:eu-west-1:123456789012:task/browsers/never-ran" })).toHaveLength(1);
+  });
+
+  it("destroys with StopTask, and treats a stopped or unknown task as done", async () => {
+    const { fake, browsers } = providerOn();
+    const { ref } = await browsers.launch({ sessionId: "bs_destroyed", startUrl: null });
+    await browsers.destroy(ref);
+    expect(fake.mock.commandCalls(StopTaskCommand, { cluster: "browsers", task: ref })).toHaveLength(1);
+    await expect(browsers.destroy(ref)).resolves.toBeUndefined();
+    await expect(browsers.destroy("arn:aws:ecs:eu-west-1:123456789012:task/browsers/unknown")).resolves.toBeUndefined();
+  });
+
+  it("still fails a StopTask refused for a task ECS knows", async () => {
+    const { fake, browsers } = providerOn();
+    const { ref } = await browsers.launch({ sessionId: "bs_refused", startUrl: null });
+    fake.mock.on(StopTaskCommand).rejects(new InvalidParameterException({ message: "Invalid cluster", $metadata: {} }));
+    await expect(browsers.destroy(ref)).rejects.toThrow("Invalid cluster");
+  });
+
+  it("lists its running tasks by startedBy across pages, without those that stopped by themselves", async () => {
+    const { fake, browsers } = providerOn();
+    const refs: string[] = [];
+    for (const sessionId of ["bs_1", "bs_2", "bs_3", "bs_4", "bs_5"]) refs.push((await browsers.launch({ sessionId, startUrl: null })).ref);
+    const crashed = refs[1] as string;
+    fake.stopOnItsOwn(crashed);
+
+    expect((await browsers.running()).sort()).toEqual(refs.filter((ref) => ref !== crashed).sort());
+    const lists = fake.mock.commandCalls(ListTasksCommand);
+    expect(lists.length).toBeGreaterThan(1);
+    for (const list of lists) expect(list.args[0].input).toMatchObject({ cluster: "browsers", startedBy: poolTaskStartedBy, desiredStatus: "RUNNING" });
+  });
+
+  it("grants and ends a lease on the task's admin port with the task's admin secret", async () => {
+    const { browsers } = providerOn();
+    const { ref } = await browsers.launch({ sessionId: "bs_leased", startUrl: null });
+    const expiresAt = new Date("2030-01-01T00:00:00.000Z");
+    const before = taskPort.calls.length;
+
+    await browsers.grantLease(ref, { token: "the-lease-token", expiresAt });
+    await browsers.endLease(ref);
+
+    const authorization = `Bearer ${taskAdminSecret(adminKey, "bs_leased")}`;
+    expect(taskPort.calls.slice(before)).toEqual([
+      {
+        method: "PUT",
+        path: "/lease",
+        authorization,
+        body: JSON.stringify({ token_sha256: createHash("sha256").update("the-lease-token").digest("hex"), expires_at: expiresAt.toISOString() }),
+      },
+      { method: "DELETE", path: "/lease", authorization, body: "" },
+    ]);
+  });
+
+  it("needs no admin call to end the lease of a task that is gone, and refuses to grant one", async () => {
+    const { fake, browsers } = providerOn();
+    const { ref } = await browsers.launch({ sessionId: "bs_gone", startUrl: null });
+    fake.stopOnItsOwn(ref);
+    const before = taskPort.calls.length;
+    await expect(browsers.endLease(ref)).resolves.toBeUndefined();
+    await expect(browsers.grantLease(ref, { token: "t", expiresAt: new Date(Date.now() + 60_000) })).rejects.toThrow("is not running");
+    expect(taskPort.calls.length).toBe(before);
+  });
+});
