@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import {
   DescribeTasksCommand,
   InvalidParameterException,
@@ -11,6 +11,7 @@ import {
   type Task,
 } from "@aws-sdk/client-ecs";
 import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
+import { sha256Hex } from "./task/digest.ts";
 
 export interface EcsBrowsersOptions {
   ecs: ECSClient;
@@ -79,10 +80,9 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
   async function launch(spec: LaunchSpec): Promise<LaunchedBrowser> {
     const environment: KeyValuePair[] = [
       { name: "BROWSER_TASK_DEVTOOLS_ID", value: spec.sessionId },
-      // Overrides can be read back by anyone allowed ecs:DescribeTasks and land in CloudTrail; the
-      // entry is to take the secret's digest instead (docs/pools-aws.md), and until it does the
-      // secret travels here.
-      { name: "BROWSER_TASK_ADMIN_SECRET", value: taskAdminSecret(options.adminKey, spec.sessionId) },
+      // Overrides can be read back by anyone allowed ecs:DescribeTasks and land in CloudTrail: the
+      // task gets only the secret's digest, which does not authorize an admin call.
+      { name: "BROWSER_TASK_ADMIN_SECRET_SHA256", value: sha256Hex(taskAdminSecret(options.adminKey, spec.sessionId)) },
       ...(spec.startUrl === null ? [] : [{ name: "BROWSER_TASK_START_URL", value: spec.startUrl }]),
     ];
     const started = await ecs.send(
@@ -164,7 +164,7 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
       return arns;
     },
     async grantLease(ref, { token, expiresAt }) {
-      const tokenSha256 = createHash("sha256").update(token).digest("hex");
+      const tokenSha256 = sha256Hex(token);
       await leaseCall(ref, "PUT", { token_sha256: tokenSha256, expires_at: expiresAt.toISOString() });
     },
     async endLease(ref) {

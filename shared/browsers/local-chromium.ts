@@ -1,11 +1,12 @@
 import { execFile, spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { access, chmod, mkdir, mkdtemp, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { findPackageJSON } from "node:module";
 import { basename, dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
+import { sha256Hex } from "./task/digest.ts";
 
 export interface LocalChromiumOptions {
   /**
@@ -260,7 +261,7 @@ function entryEnvironment(dir: string, spec: LaunchSpec, executable: string, adm
     ...basics,
     BROWSER_TASK_HOST: "127.0.0.1",
     BROWSER_TASK_PORT: "0",
-    BROWSER_TASK_ADMIN_SECRET: adminSecret,
+    BROWSER_TASK_ADMIN_SECRET_SHA256: sha256Hex(adminSecret),
     BROWSER_TASK_CHROMIUM: executable,
     BROWSER_TASK_USER_DATA_DIR: profileDir(dir),
     ...(spec.startUrl === null ? {} : { BROWSER_TASK_START_URL: spec.startUrl }),
@@ -397,7 +398,7 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
     destroy,
 
     async grantLease(ref, { token, expiresAt }) {
-      const tokenSha256 = createHash("sha256").update(token).digest("hex");
+      const tokenSha256 = sha256Hex(token);
       await leaseCall(parseRef(ref).dir, "PUT", { token_sha256: tokenSha256, expires_at: expiresAt.toISOString() });
     },
 

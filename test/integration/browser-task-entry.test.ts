@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +10,7 @@ import { WebSocket } from "ws";
 import { loginChromiumForTests } from "../support/login-chromium.ts";
 import { eventually } from "../support/poll.ts";
 import { startTestSite, upgradeStatus } from "../support/pools.ts";
+import { sha256Hex } from "#shared/browsers/task/digest.ts";
 
 const entryScript = join(import.meta.dirname, "../../shared/browsers/task/entry.ts");
 const adminSecret = randomBytes(32).toString("base64url");
@@ -32,7 +33,7 @@ async function startEntry(executable: string): Promise<{ port: number; devtools_
       PATH: process.env.PATH,
       BROWSER_TASK_HOST: "127.0.0.1",
       BROWSER_TASK_PORT: "0",
-      BROWSER_TASK_ADMIN_SECRET: adminSecret,
+      BROWSER_TASK_ADMIN_SECRET_SHA256: sha256Hex(adminSecret),
       BROWSER_TASK_CHROMIUM: executable,
       BROWSER_TASK_USER_DATA_DIR: userDataDir,
       BROWSER_TASK_DEVTOOLS_ID: devtoolsId,
@@ -72,7 +73,7 @@ function admin(method: string, path: string, body?: unknown, secret = adminSecre
 }
 
 async function grant(token: string, expiresAt = new Date(Date.now() + 60_000)): Promise<void> {
-  const response = await admin("PUT", "/lease", { token_sha256: createHash("sha256").update(token).digest("hex"), expires_at: expiresAt.toISOString() });
+  const response = await admin("PUT", "/lease", { token_sha256: sha256Hex(token), expires_at: expiresAt.toISOString() });
   expect(response.status).toBe(204);
 }
 

@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import { DescribeTasksCommand, InvalidParameterException, ListTasksCommand, RunTaskCommand, StopTaskCommand, type RunTaskCommandInput } from "@aws-sdk/client-ecs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ecsBrowsers, poolTaskStartedBy, taskAdminSecret } from "#shared/browsers/ecs-tasks.ts";
+import { sha256Hex } from "#shared/browsers/task/digest.ts";
 import { fakeEcs, standInTaskPort } from "../support/fake-ecs.ts";
 
 const adminKey = "a key only the pool functions hold, long enough";
@@ -56,7 +56,7 @@ describe("the ECS browser provider", () => {
         name: "browser",
         environment: expect.arrayContaining([
           { name: "BROWSER_TASK_DEVTOOLS_ID", value: "bs_one" },
-          { name: "BROWSER_TASK_ADMIN_SECRET", value: taskAdminSecret(adminKey, "bs_one") },
+          { name: "BROWSER_TASK_ADMIN_SECRET_SHA256", value: sha256Hex(taskAdminSecret(adminKey, "bs_one")) },
           { name: "BROWSER_TASK_START_URL", value: "https://example.test/start" },
         ]),
       },
@@ -137,7 +137,7 @@ describe("the ECS browser provider", () => {
         method: "PUT",
         path: "/lease",
         authorization,
-        body: JSON.stringify({ token_sha256: createHash("sha256").update("the-lease-token").digest("hex"), expires_at: expiresAt.toISOString() }),
+        body: JSON.stringify({ token_sha256: sha256Hex("the-lease-token"), expires_at: expiresAt.toISOString() }),
       },
       { method: "DELETE", path: "/lease", authorization, body: "" },
     ]);

@@ -4,7 +4,9 @@
  * browser and as the browser container's entrypoint.
  *
  * Settings come from the environment, read once here: BROWSER_TASK_HOST and BROWSER_TASK_PORT
- * (0: any free port), BROWSER_TASK_ADMIN_SECRET, BROWSER_TASK_CHROMIUM (the executable), and
+ * (0: any free port), BROWSER_TASK_ADMIN_SECRET_SHA256 (the hex SHA-256 of the admin secret: the
+ * task never holds the secret, which its launch settings would show to anyone who may read them),
+ * BROWSER_TASK_CHROMIUM (the executable), and
  * optionally BROWSER_TASK_USER_DATA_DIR (a fresh temporary directory otherwise),
  * BROWSER_TASK_START_URL and BROWSER_TASK_DEVTOOLS_ID (the <id> of the DevTools path, so a launcher
  * that never reads the ready line knows the URL; random otherwise). Once it serves, it writes one
@@ -28,7 +30,7 @@ import { leaseProxy } from "./lease-proxy.ts";
 const settingsSchema = z.object({
   BROWSER_TASK_HOST: z.string().min(1),
   BROWSER_TASK_PORT: z.coerce.number().int().min(0).max(65_535),
-  BROWSER_TASK_ADMIN_SECRET: z.string().min(32),
+  BROWSER_TASK_ADMIN_SECRET_SHA256: z.string().regex(/^[0-9a-f]{64}$/),
   BROWSER_TASK_CHROMIUM: z.string().min(1),
   BROWSER_TASK_USER_DATA_DIR: z.string().min(1).optional(),
   BROWSER_TASK_START_URL: z.string().min(1).optional(),
@@ -84,7 +86,7 @@ if (!(await chromiumUp(startTimeoutMs))) {
 
 const devtoolsPath = `/devtools/browser/${settings.BROWSER_TASK_DEVTOOLS_ID ?? randomUUID()}`;
 const server = leaseProxy({
-  adminSecret: settings.BROWSER_TASK_ADMIN_SECRET,
+  adminSecretSha256: settings.BROWSER_TASK_ADMIN_SECRET_SHA256,
   devtoolsPath,
   connection,
   chromiumUp: () => chromiumUp(healthTimeoutMs),

@@ -7,7 +7,7 @@ import type { BrowserConnection } from "./browser-connection.ts";
 
 export interface LeaseProxyOptions {
   /** Authorizes the admin calls (lease, health): only the provider that launched the browser holds it. */
-  adminSecret: string;
+  adminSecretSha256: string;
   /** The one DevTools endpoint's path, `/devtools/browser/<id>`. */
   devtoolsPath: string;
   connection: BrowserConnection;
@@ -63,13 +63,16 @@ async function readBody(request: IncomingMessage): Promise<string | undefined> {
  * connected.
  */
 export function leaseProxy(options: LeaseProxyOptions): Server {
-  const adminDigest = sha256(`Bearer ${options.adminSecret}`);
+  const adminDigest = Buffer.from(options.adminSecretSha256, "hex");
   const sockets = new WebSocketServer({ noServer: true });
   let lease: { tokenSha256: Buffer; expiresAt: number } | undefined;
   let expiryTimer: NodeJS.Timeout | undefined;
   let client: WebSocket | undefined;
 
-  const isAdmin = (request: IncomingMessage) => sameDigest(request.headers.authorization ?? "", adminDigest);
+  const isAdmin = (request: IncomingMessage) => {
+    const [scheme, secret] = (request.headers.authorization ?? "").split(" ");
+    return scheme === "Bearer" && secret !== undefined && sameDigest(secret, adminDigest);
+  };
 
   function holdsLease(token: string | null): boolean {
     return lease !== undefined && token !== null && Date.now() < lease.expiresAt && sameDigest(token, lease.tokenSha256);
