@@ -2,6 +2,7 @@ import { CfnOutput, Duration, Stack, Validations, type App, type StackProps } fr
 import { AwsSolutionsChecks } from "cdk-nag";
 import type { Construct } from "constructs";
 import { Api } from "./constructs/api.ts";
+import { BrowserTasks } from "./constructs/browser-tasks.ts";
 import { Observability } from "./constructs/observability.ts";
 import type { FunctionResources } from "./constructs/service-function.ts";
 import { Storage } from "./constructs/storage.ts";
@@ -29,12 +30,29 @@ function deployerSettingsGiven(scope: Construct): { environment: Partial<Record<
   return { environment, config: loadConfig(environment) };
 }
 
+/**
+ * The routes that launch, lease or destroy pooled browsers. Create only writes the pool's record;
+ * the filler (a scheduled function, next) launches its browsers.
+ */
+const browserPoolRoutes = new Set(["AcquireBrowser", "ReleaseBrowser", "FlushBrowserPool", "DeleteBrowserPool", "UpdateBrowserPool"]);
+
+/**
+ * Pooled browsers in AWS (ECS Fargate) are a preview, off unless the deployer gives `-c POOLS=true`:
+ * their image is built by Docker at deploy, and a pool-less deploy needs no Docker.
+ */
+function poolsEnabled(scope: Construct): boolean {
+  const value: unknown = scope.node.tryGetContext("POOLS");
+  return value === true || value === "true";
+}
+
 /** The whole service: storage (retained), the connection workflow, the API and its dashboard. */
 export class AuthConnectionStack extends Stack {
   readonly storage: Storage;
   readonly workflow: ConnectionWorkflow;
   readonly api: Api;
   readonly observability: Observability;
+  /** Present only when the stack is synthesized with `POOLS=true`. */
+  readonly browserTasks: BrowserTasks | undefined;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -65,6 +83,13 @@ export class AuthConnectionStack extends Stack {
       throttle: { rateLimit: 50, burstLimit: 100 },
       allowedOrigins: deployer.config.ALLOWED_ORIGINS,
     });
+    this.browserTasks = poolsEnabled(this) ? new BrowserTasks(this, "BrowserTasks") : undefined;
+    if (this.browserTasks) {
+      for (const { handler } of this.api.routeFunctions.filter(({ route }) => browserPoolRoutes.has(route.name))) {
+        this.browserTasks.grantRunAndStop(handler.function);
+        for (const [name, value] of Object.entries(this.browserTasks.settings)) handler.function.addEnvironment(name, value);
+      }
+    }
     this.observability = new Observability(this, "Observability", {
       dashboardName: this.stackName,
       restApi: this.api.restApi,

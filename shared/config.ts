@@ -59,6 +59,23 @@ const configSchema = z.object({
   BROWSER_DATA_DIR: z.optional(z.string().check(z.minLength(1))),
   /** Local mode: a Chromium to run instead of the one `@sparticuz/chromium` ships. */
   BROWSER_EXECUTABLE: z.optional(z.string().check(z.minLength(1))),
+  /** AWS mode with pools: the ECS cluster the browser tasks run in. */
+  BROWSER_CLUSTER_ARN: z.optional(z.string().check(z.regex(/^arn:aws[\w-]*:ecs:[\w-]+:\d{12}:cluster\/[\w-]+$/, "must be an ECS cluster ARN"))),
+  /** AWS mode with pools: the browser task's definition. */
+  BROWSER_TASK_DEFINITION_ARN: z.optional(
+    z.string().check(z.regex(/^arn:aws[\w-]*:ecs:[\w-]+:\d{12}:task-definition\/[\w-]+:\d+$/, "must be an ECS task definition ARN with its revision")),
+  ),
+  /** AWS mode with pools: the subnets a browser task is placed in, comma-separated. */
+  BROWSER_SUBNETS: z.optional(
+    z.pipe(
+      z.string().check(z.regex(/^\s*subnet-[0-9a-f]+(\s*,\s*subnet-[0-9a-f]+)*\s*$/, "must be comma-separated subnet ids such as subnet-0abc")),
+      z.transform((value) => value.split(",").map((subnet) => subnet.trim())),
+    ),
+  ),
+  /** AWS mode with pools: the security group of the browser tasks. */
+  BROWSER_SECURITY_GROUP: z.optional(z.string().check(z.regex(/^sg-[0-9a-f]+$/, "must be a security group id such as sg-0abc"))),
+  /** AWS mode with pools: the browser task's container, whose settings a launch overrides. */
+  BROWSER_CONTAINER_NAME: z.optional(z.string().check(z.minLength(1))),
   /** Local mode: the file holding the key the secret box encrypts with (made on first use, mode 0600). */
   SECRETS_KEY_FILE: z.optional(z.string().check(z.minLength(1))),
   /** AWS mode: the KMS key (id or ARN) whose data keys the secret box encrypts with. */
