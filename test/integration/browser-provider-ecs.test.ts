@@ -1,21 +1,10 @@
-import { ecsBrowsers } from "#shared/browsers/ecs-tasks.ts";
-import { fakeEcs, standInTaskPort } from "../support/fake-ecs.ts";
+import { fakeEcs, fakeEcsBrowsers, standInTaskPort } from "../support/fake-ecs.ts";
 import { providerContract } from "./browser-provider-contract.ts";
 
 // The ECS API cannot run here: ECS is aws-sdk-client-mock's, and the task's lease proxy a local stand-in.
 providerContract("ECS", async () => {
   const taskPort = await standInTaskPort();
   const { ecs } = fakeEcs();
-  const browsers = ecsBrowsers({
-    ecs,
-    cluster: "browsers",
-    taskDefinition: "acs-browser:1",
-    subnets: ["subnet-a"],
-    securityGroups: ["sg-browser"],
-    assignPublicIp: false,
-    containerName: "browser",
-    adminKey: "a key only the pool functions hold, long enough",
-    proxyPort: taskPort.port,
-  });
+  const browsers = fakeEcsBrowsers(ecs, taskPort.port);
   return { browsers, unknownRef: "arn:aws:ecs:eu-west-1:123456789012:task/browsers/unknown", close: taskPort.stop };
 });

@@ -1,12 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { RunTaskCommand } from "@aws-sdk/client-ecs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ecsBrowsers } from "#shared/browsers/ecs-tasks.ts";
 import { poolFiller } from "#shared/domain/pool-filler.ts";
 import { poolsCore } from "#shared/domain/pools.ts";
 import { dynamoPoolStore } from "#shared/store/pools-store.ts";
 import { ensureTable } from "../../infra/local/dynamodb-local.ts";
-import { fakeEcs, standInTaskPort } from "../support/fake-ecs.ts";
+import { fakeEcs, fakeEcsBrowsers, standInTaskPort } from "../support/fake-ecs.ts";
 import { tableClientAt } from "../support/stack.ts";
 
 let taskPort: Awaited<ReturnType<typeof standInTaskPort>>;
@@ -24,17 +23,7 @@ describe("a pool on ECS tasks", () => {
     await ensureTable(inject("dynamoEndpoint"), tableName);
     const store = dynamoPoolStore(tableClientAt(inject("dynamoEndpoint")), tableName);
     const fake = fakeEcs();
-    const browsers = ecsBrowsers({
-      ecs: fake.ecs,
-      cluster: "browsers",
-      taskDefinition: "acs-browser:1",
-      subnets: ["subnet-a"],
-      securityGroups: ["sg-browser"],
-      assignPublicIp: false,
-      containerName: "browser",
-      adminKey: "a key only the pool functions hold, long enough",
-      proxyPort: taskPort.port,
-    });
+    const browsers = fakeEcsBrowsers(fake.ecs, taskPort.port);
     let clock = new Date("2026-11-23T10:00:00.000Z");
     const now = () => clock;
     const core = poolsCore({ pools: store, browsers, resolveProfile: async () => "unused", now });

@@ -14,6 +14,7 @@ import {
   type Task,
 } from "@aws-sdk/client-ecs";
 import { mockClient } from "aws-sdk-client-mock";
+import { ecsBrowsers } from "#shared/browsers/ecs-tasks.ts";
 
 /**
  * An ECS client whose cluster lives in memory, behind aws-sdk-client-mock: tasks start RUNNING with
@@ -95,4 +96,19 @@ export async function standInTaskPort() {
     calls,
     stop: () => new Promise<void>((closed) => server.close(() => closed())),
   };
+}
+
+/** The ECS provider over `ecs` (a `fakeEcs()` client), its tasks' admin port the stand-in on `proxyPort`. */
+export function fakeEcsBrowsers(ecs: ReturnType<typeof fakeEcs>["ecs"], proxyPort: number) {
+  return ecsBrowsers({
+    ecs,
+    cluster: "browsers",
+    taskDefinition: "acs-browser:1",
+    subnets: ["subnet-a"],
+    securityGroups: ["sg-browser"],
+    assignPublicIp: false,
+    containerName: "browser",
+    adminKey: "a key only the pool functions hold, long enough",
+    proxyPort,
+  });
 }
