@@ -86,7 +86,7 @@ export class AuthConnectionStack extends Stack {
     this.browserTasks = poolsEnabled(this) ? new BrowserTasks(this, "BrowserTasks") : undefined;
     if (this.browserTasks) {
       for (const { handler } of this.api.routeFunctions.filter(({ route }) => browserPoolRoutes.has(route.name))) {
-        this.browserTasks.grantRunAndStop(handler.function);
+        this.browserTasks.grantStop(handler.function);
         for (const [name, value] of Object.entries(this.browserTasks.settings)) handler.function.addEnvironment(name, value);
       }
     }

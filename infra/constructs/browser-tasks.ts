@@ -8,6 +8,7 @@ import {
   ContainerImage,
   CpuArchitecture,
   FargateTaskDefinition,
+  LinuxParameters,
   LogDrivers,
   OperatingSystemFamily,
   type ContainerDefinition,
@@ -88,6 +89,9 @@ export class BrowserTasks extends Construct {
       // The repository root is the context; .dockerignore keeps it to what the image copies.
       image: ContainerImage.fromAsset(repoRoot, { file: "infra/browser-task/Dockerfile", platform: Platform.LINUX_AMD64 }),
       portMappings: [{ containerPort: browserTaskPort }],
+      // An init process as the container's first: it forwards StopTask's SIGTERM to the entry and
+      // reaps the processes Chromium leaves, which Node as the first process would not.
+      linuxParameters: new LinuxParameters(this, "BrowserLinux", { initProcessEnabled: true }),
       logging: LogDrivers.awsLogs({ logGroup, streamPrefix: "browser" }),
     });
     const executionRole = this.taskDefinition.executionRole;
@@ -124,10 +128,12 @@ export class BrowserTasks extends Construct {
   }
 
   /**
-   * Lets `grantee` run this task definition in this cluster (tagging the task it starts), stop,
-   * describe and list the cluster's tasks, and pass the execution role to ECS: nothing else of ECS.
+   * Lets `grantee` stop, describe and list the cluster's tasks: nothing else of ECS. The routes that
+   * lease and destroy browsers get this; running tasks (RunTask on this task definition, TagResource
+   * while launching, PassRole on the execution role) is for the scheduled filler alone, which comes
+   * with the router, so that no public route can start tasks.
    */
-  grantRunAndStop(grantee: IGrantable): void {
+  grantStop(grantee: IGrantable): void {
     const inCluster = { ArnEquals: { "ecs:cluster": this.cluster.clusterArn } };
     const tasksOfCluster = Stack.of(this).formatArn({
       service: "ecs",
@@ -135,26 +141,12 @@ export class BrowserTasks extends Construct {
       resourceName: `${this.cluster.clusterName}/*`,
       arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
     });
-    Grant.addToPrincipal({ grantee, actions: ["ecs:RunTask"], resourceArns: [this.taskDefinition.taskDefinitionArn], conditions: inCluster });
-    // Tags given at RunTask need TagResource on the task being created, and only then.
-    Grant.addToPrincipal({
-      grantee,
-      actions: ["ecs:TagResource"],
-      resourceArns: [tasksOfCluster],
-      conditions: { StringEquals: { "ecs:CreateAction": "RunTask" } },
-    });
     Grant.addToPrincipal({ grantee, actions: ["ecs:StopTask", "ecs:DescribeTasks"], resourceArns: [tasksOfCluster], conditions: inCluster });
     // ListTasks takes no task resource; the condition keeps it to this cluster.
     Grant.addToPrincipal({ grantee, actions: ["ecs:ListTasks"], resourceArns: ["*"], conditions: inCluster });
-    Grant.addToPrincipal({
-      grantee,
-      actions: ["iam:PassRole"],
-      resourceArns: [this.executionRole.roleArn],
-      conditions: { StringEquals: { "iam:PassedToService": "ecs-tasks.amazonaws.com" } },
-    });
     const principal = grantee.grantPrincipal;
     if (principal instanceof Construct) {
-      acknowledgeWildcard(principal, tasksOfCluster, "task ids are made by RunTask; the statements are limited to this cluster's tasks");
+      acknowledgeWildcard(principal, tasksOfCluster, "task ids are made when a task starts; the statements are limited to this cluster's tasks");
       acknowledgeWildcard(principal, "*", "ecs:ListTasks has no task resource; its ecs:cluster condition limits it to this cluster");
     }
   }

@@ -10,6 +10,7 @@ import {
   type KeyValuePair,
   type Task,
 } from "@aws-sdk/client-ecs";
+import { log } from "../log.ts";
 import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
 import { sha256Hex } from "./task/digest.ts";
 
@@ -30,7 +31,7 @@ export interface EcsBrowsersOptions {
   adminKey: string;
   /** The entry's port in the task (BROWSER_TASK_PORT of the task definition). */
   proxyPort?: number;
-  /** How long a launch waits for its task to run. */
+  /** How long a launch waits for its task to run and its entry to answer. */
   startTimeoutSeconds?: number;
 }
 
@@ -38,6 +39,9 @@ export interface EcsBrowsersOptions {
 export const poolTaskStartedBy = "acs-pool";
 const sessionIdTag = "acs:session-id";
 const adminCallTimeoutMs = 5_000;
+const healthPollIntervalMs = 500;
+/** The most tasks one DescribeTasks call accepts. */
+const describeBatchSize = 100;
 
 /** The task's admin secret: a keyed digest of its session id, known at launch and recomputable later. */
 export const taskAdminSecret = (adminKey: string, sessionId: string) => createHmac("sha256", adminKey).update(sessionId).digest("base64url");
@@ -110,11 +114,23 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
       const reasons = (started.failures ?? []).map((failure) => [failure.reason, failure.detail].filter(Boolean).join(": ")).join("; ");
       throw new Error(`ECS did not start a browser task: ${reasons || "no task and no reason given"}`);
     }
-    const ip = await runningAddress(arn).catch(async (error: Error) => {
-      // A task that never ran must not hold a Fargate slot or be counted by `running()`.
-      await destroy(arn);
-      throw error;
-    });
+    const deadline = Date.now() + startTimeoutSeconds * 1000;
+    const ip = await runningAddress(arn)
+      .then(async (address) => {
+        await entryAnswers(arn, address, spec.sessionId, deadline);
+        return address;
+      })
+      .catch(async (error: Error) => {
+        // A task that never served must not hold a Fargate slot or be counted by `running()`.
+        await destroy(arn).catch((destroyError: unknown) => {
+          // The launch's own failure is what the caller must see; the task is reaped later as an orphan.
+          log.warn("browser task not stopped after its launch failed", {
+            taskArn: arn,
+            error: destroyError instanceof Error ? destroyError.message : String(destroyError),
+          });
+        });
+        throw error;
+      });
     return { ref: arn, cdpWsUrl: `ws://${ip}:${proxyPort}/devtools/browser/${spec.sessionId}`, headless: true };
   }
 
@@ -133,6 +149,35 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
     if (!ip) throw new Error(`browser task ${arn} runs without a private IPv4 address`);
     return ip;
   }
+
+  /**
+   * Waits for the task's entry to answer its health check: ECS reports a task running before the
+   * entry listens, which it does only once Chromium answers.
+   */
+  async function entryAnswers(arn: string, ip: string, sessionId: string, deadline: number): Promise<void> {
+    const authorization = `Bearer ${taskAdminSecret(options.adminKey, sessionId)}`;
+    let last = "no answer";
+    while (Date.now() < deadline) {
+      const attempt = await fetch(`http://${ip}:${proxyPort}/health`, {
+        headers: { authorization },
+        signal: AbortSignal.timeout(Math.max(1, Math.min(adminCallTimeoutMs, deadline - Date.now()))),
+      }).then(
+        (response) => response.status,
+        (error: Error) => error.message,
+      );
+      if (attempt === 200) return;
+      last = typeof attempt === "number" ? `HTTP ${attempt}` : attempt;
+      await new Promise((waited) => setTimeout(waited, Math.min(healthPollIntervalMs, Math.max(0, deadline - Date.now()))));
+    }
+    throw new Error(`browser task ${arn} did not answer its health check within ${startTimeoutSeconds} s (${last})`);
+  }
+
+  /**
+   * A task another launch is still starting: not yet running and younger than a launch may take.
+   * Past that it is stuck, and reported so that it is reaped.
+   */
+  const isStarting = (task: Task) =>
+    task.lastStatus !== "RUNNING" && task.createdAt !== undefined && Date.now() - task.createdAt.getTime() < startTimeoutSeconds * 1000;
 
   /** An admin call to the task's lease proxy; a task already gone needs none. */
   async function leaseCall(ref: string, method: "PUT" | "DELETE", body?: object): Promise<void> {
@@ -161,7 +206,12 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
       for await (const page of paginateListTasks({ client: ecs }, { cluster, startedBy: poolTaskStartedBy, desiredStatus: "RUNNING" })) {
         arns.push(...(page.taskArns ?? []));
       }
-      return arns;
+      const starting = new Set<string>();
+      for (let start = 0; start < arns.length; start += describeBatchSize) {
+        const { tasks } = await ecs.send(new DescribeTasksCommand({ cluster, tasks: arns.slice(start, start + describeBatchSize) }));
+        for (const task of tasks ?? []) if (task.taskArn && isStarting(task)) starting.add(task.taskArn);
+      }
+      return arns.filter((arn) => !starting.has(arn));
     },
     async grantLease(ref, { token, expiresAt }) {
       const tokenSha256 = sha256Hex(token);

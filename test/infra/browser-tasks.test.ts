@@ -90,7 +90,7 @@ describe("a stack with pools (POOLS=true)", () => {
     expect(ofType(pools, "AWS::EC2::NatGateway")).toEqual([]);
   });
 
-  it("defines one Fargate x86_64 task of 0.5 vCPU and 1 GB with no task role, serving the proxy port and logging to a group with retention", () => {
+  it("defines one Fargate x86_64 task of 0.5 vCPU and 1 GB with no task role, serving the proxy port behind an init process and logging to a group with retention", () => {
     const [, task] = only(pools, "AWS::ECS::TaskDefinition");
     const [logGroupId, logGroup] = ofType(pools, "AWS::Logs::LogGroup").find(([id]) => id.includes("BrowserTasksLogs"))!;
     const containers = task.Properties.ContainerDefinitions as Record<string, unknown>[];
@@ -106,6 +106,8 @@ describe("a stack with pools (POOLS=true)", () => {
     expect(containers).toHaveLength(1);
     expect(containers[0]!.PortMappings).toEqual([{ ContainerPort: browserTaskPort, Protocol: "tcp" }]);
     expect(containers[0]!.LogConfiguration).toMatchObject({ LogDriver: "awslogs", Options: { "awslogs-group": { Ref: logGroupId } } });
+    // An init process forwards StopTask's signal to the entry and reaps what Chromium leaves.
+    expect(containers[0]!.LinuxParameters).toMatchObject({ InitProcessEnabled: true });
     expect(logGroup.Properties.RetentionInDays).toBeGreaterThan(0);
     // The only role ECS may assume for the task is the execution role (image pull and logs).
     const taskRoles = ofType(pools, "AWS::IAM::Role").filter(([, role]) => JSON.stringify(role.Properties.AssumeRolePolicyDocument).includes("ecs-tasks.amazonaws.com"));
@@ -152,42 +154,22 @@ describe("a stack with pools (POOLS=true)", () => {
     expect(ofType(pools, "AWS::EC2::SecurityGroup").flatMap(([, group]) => (group.Properties.SecurityGroupIngress as unknown[] | undefined) ?? [])).toEqual([]);
   });
 
-  it("lets only the pool functions run, tag, stop, describe and list tasks, run only this task definition, and pass only the execution role", () => {
-    const [taskId, task] = only(pools, "AWS::ECS::TaskDefinition");
+  it("lets only the pool functions stop, describe and list this cluster's tasks, and no function run a task or pass a role", () => {
     const [clusterId] = only(pools, "AWS::ECS::Cluster");
     const inCluster = { ArnEquals: { "ecs:cluster": { "Fn::GetAtt": [clusterId, "Arn"] } } };
     const ecsStatements = statements(pools).filter(({ statement }) => actionsOf(statement).some((action) => action.startsWith("ecs:")));
-    const passRoles = statements(pools).filter(({ statement }) => actionsOf(statement).includes("iam:PassRole"));
     const rolesWith = (action: string) => [...new Set(ecsStatements.filter(({ statement }) => actionsOf(statement).includes(action)).flatMap(({ roles }) => roles))].sort();
     const expectedRoles = poolFunctionRoles(pools).sort();
 
     expect(expectedRoles).toHaveLength(poolRoutes.length);
-
-    for (const action of ["ecs:RunTask", "ecs:StopTask", "ecs:DescribeTasks", "ecs:ListTasks", "ecs:TagResource"]) expect(rolesWith(action), action).toEqual(expectedRoles);
-    expect([...new Set(ecsStatements.flatMap(({ statement }) => actionsOf(statement)))].sort()).toEqual([
-      "ecs:DescribeTasks",
-      "ecs:ListTasks",
-      "ecs:RunTask",
-      "ecs:StopTask",
-      "ecs:TagResource",
-    ]);
-    for (const { statement } of ecsStatements.filter(({ statement }) => actionsOf(statement).includes("ecs:RunTask"))) {
-      expect(statement).toMatchObject({ Action: "ecs:RunTask", Resource: { Ref: taskId }, Condition: inCluster });
-    }
-    for (const { statement } of ecsStatements.filter(({ statement }) => !actionsOf(statement).includes("ecs:TagResource"))) {
-      expect(statement.Condition).toEqual(inCluster);
-    }
+    for (const action of ["ecs:StopTask", "ecs:DescribeTasks", "ecs:ListTasks"]) expect(rolesWith(action), action).toEqual(expectedRoles);
+    expect([...new Set(ecsStatements.flatMap(({ statement }) => actionsOf(statement)))].sort()).toEqual(["ecs:DescribeTasks", "ecs:ListTasks", "ecs:StopTask"]);
+    for (const { statement } of ecsStatements) expect(statement.Condition).toEqual(inCluster);
     // The wildcard acknowledged on the pool functions' roles covers ListTasks and nothing else.
     const anyResource = statements(pools).filter(({ roles, statement }) => roles.some((role) => expectedRoles.includes(role)) && JSON.stringify(statement.Resource) === '"*"');
     expect(anyResource.map(({ statement }) => statement.Action)).toEqual(expectedRoles.map(() => "ecs:ListTasks"));
-    expect([...new Set(passRoles.flatMap(({ roles }) => roles))].sort()).toEqual(expectedRoles);
-    for (const { statement } of passRoles) {
-      expect(statement).toMatchObject({
-        Action: "iam:PassRole",
-        Resource: task.Properties.ExecutionRoleArn,
-        Condition: { StringEquals: { "iam:PassedToService": "ecs-tasks.amazonaws.com" } },
-      });
-    }
+    // A public route must not start tasks: running them is the scheduled filler's alone.
+    expect(statements(pools).filter(({ statement }) => actionsOf(statement).includes("iam:PassRole"))).toEqual([]);
   });
 
   it("gives the pool functions, and only them, where to launch browser tasks", () => {

@@ -14,7 +14,7 @@ import {
   type Task,
 } from "@aws-sdk/client-ecs";
 import { mockClient } from "aws-sdk-client-mock";
-import { ecsBrowsers } from "#shared/browsers/ecs-tasks.ts";
+import { ecsBrowsers, poolTaskStartedBy } from "#shared/browsers/ecs-tasks.ts";
 
 /**
  * An ECS client whose cluster lives in memory, behind aws-sdk-client-mock: tasks start RUNNING with
@@ -26,14 +26,16 @@ export function fakeEcs() {
   const tasks = new Map<string, Task>();
   let launched = 0;
   const listPageSize = 2;
+  const nextArn = (cluster: string | undefined) => `arn:aws:ecs:eu-west-1:123456789012:task/${cluster}/${String(++launched).padStart(32, "0")}`;
 
   mock.on(RunTaskCommand).callsFake((input: RunTaskCommandInput) => {
-    const taskArn = `arn:aws:ecs:eu-west-1:123456789012:task/${input.cluster}/${String(++launched).padStart(32, "0")}`;
+    const taskArn = nextArn(input.cluster);
     tasks.set(taskArn, {
       taskArn,
       startedBy: input.startedBy,
       desiredStatus: "RUNNING",
       lastStatus: "RUNNING",
+      createdAt: new Date(),
       tags: input.tags,
       // As ECS does: DescribeTasks shows a task's overrides, environment included.
       overrides: input.overrides,
@@ -71,6 +73,12 @@ export function fakeEcs() {
     stopOnItsOwn(arn: string) {
       Object.assign(tasks.get(arn) as Task, { desiredStatus: "STOPPED", lastStatus: "STOPPED", stoppedReason: "Essential container in task exited" });
     },
+    /** A pool task some other launch started at `createdAt`, which ECS still shows as pending. */
+    pendingElsewhere(cluster: string, createdAt: Date) {
+      const taskArn = nextArn(cluster);
+      tasks.set(taskArn, { taskArn, startedBy: poolTaskStartedBy, desiredStatus: "RUNNING", lastStatus: "PENDING", createdAt });
+      return taskArn;
+    },
   };
 }
 
@@ -81,19 +89,32 @@ export interface AdminCall {
   body: string;
 }
 
-/** A 127.0.0.1 stand-in for a task's lease proxy: records every admin call and answers 204. */
+/**
+ * A 127.0.0.1 stand-in for a task's lease proxy: records every admin call, answers the health check
+ * 200 and the lease calls 204.
+ */
 export async function standInTaskPort() {
   const calls: AdminCall[] = [];
+  let healthRefusals = 0;
   const server = createServer(async (request: IncomingMessage, response) => {
     let body = "";
     for await (const chunk of request) body += chunk;
     calls.push({ method: request.method as string, path: request.url as string, authorization: request.headers.authorization, body });
-    response.writeHead(204).end();
+    if (request.url !== "/health") return void response.writeHead(204).end();
+    if (healthRefusals > 0) {
+      healthRefusals -= 1;
+      return void response.writeHead(503).end("chromium does not answer");
+    }
+    response.writeHead(200).end("chromium is up");
   });
   await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
   return {
     port: (server.address() as AddressInfo).port,
     calls,
+    /** Answers the next `times` health checks 503, as an entry whose Chromium does not answer yet. */
+    refuseHealth(times: number) {
+      healthRefusals = times;
+    },
     stop: () => new Promise<void>((closed) => server.close(() => closed())),
   };
 }

@@ -1,7 +1,8 @@
 import { DescribeTasksCommand, InvalidParameterException, ListTasksCommand, RunTaskCommand, StopTaskCommand, type RunTaskCommandInput } from "@aws-sdk/client-ecs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ecsBrowsers, poolTaskStartedBy, taskAdminSecret } from "#shared/browsers/ecs-tasks.ts";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { ecsBrowsers, type EcsBrowsersOptions, poolTaskStartedBy, taskAdminSecret } from "#shared/browsers/ecs-tasks.ts";
 import { sha256Hex } from "#shared/browsers/task/digest.ts";
+import { log } from "#shared/log.ts";
 import { fakeEcs, standInTaskPort } from "../support/fake-ecs.ts";
 
 const adminKey = "a key only the pool functions hold, long enough";
@@ -13,8 +14,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await taskPort?.stop();
 });
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
-function providerOn(cluster = "browsers") {
+function providerOn(cluster = "browsers", settings: Partial<EcsBrowsersOptions> = {}) {
   const fake = fakeEcs();
   const browsers = ecsBrowsers({
     ecs: fake.ecs,
@@ -26,6 +30,7 @@ function providerOn(cluster = "browsers") {
     containerName: "browser",
     adminKey,
     proxyPort: taskPort.port,
+    ...settings,
   });
   return { fake, browsers };
 }
@@ -93,6 +98,50 @@ describe("the ECS browser provider", () => {
     expect(fake.mock.commandCalls(StopTaskCommand, { task: "arn:aws:ecs:eu-west-1:123456789012:task/browsers/never-ran" })).toHaveLength(1);
   });
 
+  it("resolves a launch only once the task's entry answers its health check with the admin secret", async () => {
+    const { browsers } = providerOn();
+    const before = taskPort.calls.length;
+    taskPort.refuseHealth(2);
+
+    await browsers.launch({ sessionId: "bs_warming", startUrl: null });
+
+    const healthChecks = taskPort.calls.slice(before).filter((call) => call.path === "/health");
+    expect(healthChecks).toEqual(
+      Array.from({ length: 3 }, () => ({ method: "GET", path: "/health", authorization: `Bearer ${taskAdminSecret(adminKey, "bs_warming")}`, body: "" })),
+    );
+  });
+
+  it("stops a running task whose entry never answers within the start timeout, and rejects", { timeout: 20_000 }, async () => {
+    const silentPort = await standInTaskPort();
+    try {
+      silentPort.refuseHealth(Number.POSITIVE_INFINITY);
+      // The smallest timeout the SDK's running waiter accepts.
+      const { fake, browsers } = providerOn("browsers", { proxyPort: silentPort.port, startTimeoutSeconds: 7 });
+
+      await expect(browsers.launch({ sessionId: "bs_silent", startUrl: null })).rejects.toThrow("did not answer its health check within 7 s (HTTP 503)");
+
+      const [arn] = [...fake.tasks.keys()];
+      expect(fake.mock.commandCalls(StopTaskCommand, { cluster: "browsers", task: arn })).toHaveLength(1);
+    } finally {
+      await silentPort.stop();
+    }
+  });
+
+  it("rejects with the launch's own failure when stopping the task fails too, and notes the stop's failure", async () => {
+    const { fake, browsers } = providerOn();
+    const warn = vi.spyOn(log, "warn").mockImplementation(() => undefined);
+    const taskArn = "arn:aws:ecs:eu-west-1:123456789012:task/browsers/never-ran";
+    fake.mock.on(RunTaskCommand).callsFake((input: RunTaskCommandInput) => {
+      fake.tasks.set(taskArn, { taskArn, startedBy: poolTaskStartedBy, desiredStatus: "STOPPED", lastStatus: "STOPPED", stoppedReason: "CannotPullContainerError", overrides: input.overrides });
+      return { tasks: [fake.tasks.get(taskArn)] };
+    });
+    fake.mock.on(StopTaskCommand).rejects(new Error("Rate exceeded"));
+
+    await expect(browsers.launch({ sessionId: "bs_unstoppable", startUrl: null })).rejects.toThrow("CannotPullContainerError");
+
+    expect(warn).toHaveBeenCalledWith(expect.any(String), { taskArn, error: "Rate exceeded" });
+  });
+
   it("destroys with StopTask, and treats a stopped or unknown task as done", async () => {
     const { fake, browsers } = providerOn();
     const { ref } = await browsers.launch({ sessionId: "bs_destroyed", startUrl: null });
@@ -120,6 +169,27 @@ describe("the ECS browser provider", () => {
     const lists = fake.mock.commandCalls(ListTasksCommand);
     expect(lists.length).toBeGreaterThan(1);
     for (const list of lists) expect(list.args[0].input).toMatchObject({ cluster: "browsers", startedBy: poolTaskStartedBy, desiredStatus: "RUNNING" });
+  });
+
+  it("leaves out a task another launch is still starting, but reports one stuck pending past the start timeout", async () => {
+    const { fake, browsers } = providerOn("browsers", { startTimeoutSeconds: 60 });
+    const { ref } = await browsers.launch({ sessionId: "bs_running", startUrl: null });
+    const young = fake.pendingElsewhere("browsers", new Date(Date.now() - 10_000));
+    const stuck = fake.pendingElsewhere("browsers", new Date(Date.now() - 61_000));
+
+    const running = await browsers.running();
+
+    expect(running.sort()).toEqual([ref, stuck].sort());
+    expect(running).not.toContain(young);
+  });
+
+  it("describes the listed tasks at most a hundred at a time", async () => {
+    const { fake, browsers } = providerOn();
+    for (let count = 0; count < 101; count += 1) fake.pendingElsewhere("browsers", new Date(0));
+
+    expect(await browsers.running()).toHaveLength(101);
+    const batches = fake.mock.commandCalls(DescribeTasksCommand).map((call) => call.args[0].input.tasks?.length);
+    expect(batches).toEqual([100, 1]);
   });
 
   it("grants and ends a lease on the task's admin port with the task's admin secret", async () => {

@@ -17,6 +17,7 @@ import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
@@ -69,6 +70,18 @@ chromium.once("error", (error) => {
   process.exit(1);
 });
 
+let server: Server | undefined;
+// Handled from the start: a browser stopped while Chromium starts ends at once, not at the
+// stop timeout.
+function stop(): void {
+  stopping = true;
+  server?.close();
+  server?.closeAllConnections();
+  chromium.kill("SIGTERM");
+}
+process.once("SIGTERM", stop);
+process.once("SIGINT", stop);
+
 /** True when Chromium answers a command over the pipe in time. */
 async function chromiumUp(timeoutMs: number): Promise<boolean> {
   const answered = connection.call("Browser.getVersion").then(
@@ -85,21 +98,14 @@ if (!(await chromiumUp(startTimeoutMs))) {
 }
 
 const devtoolsPath = `/devtools/browser/${settings.BROWSER_TASK_DEVTOOLS_ID ?? randomUUID()}`;
-const server = leaseProxy({
+const proxy = leaseProxy({
   adminSecretSha256: settings.BROWSER_TASK_ADMIN_SECRET_SHA256,
   devtoolsPath,
   connection,
   chromiumUp: () => chromiumUp(healthTimeoutMs),
 });
-await new Promise<void>((listening) => server.listen(settings.BROWSER_TASK_PORT, settings.BROWSER_TASK_HOST, listening));
-const { port } = server.address() as AddressInfo;
+server = proxy;
+await new Promise<void>((listening) => proxy.listen(settings.BROWSER_TASK_PORT, settings.BROWSER_TASK_HOST, listening));
+const { port } = proxy.address() as AddressInfo;
 process.stdout.write(`${JSON.stringify({ ready: { port, devtools_path: devtoolsPath, chromium_pid: chromium.pid } })}\n`);
 
-function stop(): void {
-  stopping = true;
-  server.close();
-  server.closeAllConnections();
-  chromium.kill("SIGTERM");
-}
-process.once("SIGTERM", stop);
-process.once("SIGINT", stop);
