@@ -126,6 +126,8 @@ export class Api extends Construct {
       },
       defaultMethodOptions: { authorizer: requestAuthorizer, authorizationType: AuthorizationType.CUSTOM },
     });
+    // Header values in a gateway response are quoted literals.
+    const corsHeaders = Object.fromEntries(Object.entries(gatewayCorsHeaders(props.allowedOrigins)).map(([name, value]) => [name, `'${value}'`]));
     for (const error of gatewayErrors) {
       this.restApi.addGatewayResponse(error.code, {
         type: error.type,
@@ -134,7 +136,7 @@ export class Api extends Construct {
           "x-should-retry": `'${String(error.retry)}'`,
           "content-type": "'application/json'",
           ...(error.retry ? { "retry-after": "'1'" } : {}),
-          ...Object.fromEntries(Object.entries(gatewayCorsHeaders(props.allowedOrigins)).map(([name, value]) => [name, `'${value}'`])),
+          ...corsHeaders,
         },
         templates: { "application/json": JSON.stringify({ code: error.code, message: error.message }) },
       });

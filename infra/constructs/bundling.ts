@@ -5,6 +5,8 @@ import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { hostedLoginAssetFolder, hostedLoginAssetTypes } from "#shared/hosted-login/asset-files.ts";
 
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+
 /**
  * How every Lambda is bundled: read by the stack (NodejsFunction) and by the bundle bench, so the
  * bench measures exactly what deploys.
@@ -68,7 +70,6 @@ const threadWorkerFile = (entry: string) => `${basename(entry, ".ts")}.mjs`;
 export async function bundleThreadWorkers(bundle: string): Promise<string[]> {
   const code = await readFile(bundle, "utf8");
   const named = threadWorkers.filter((entry) => code.includes(threadWorkerFile(entry)));
-  const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
   await Promise.all(
     named.map((entry) =>
       build({ ...esbuildOptions(), entryPoints: [join(repoRoot, entry)], outfile: join(dirname(bundle), threadWorkerFile(entry)), logLevel: "warning" }),
@@ -92,7 +93,6 @@ const besideFiles: readonly { named: string; files: readonly string[] }[] = [
 export async function copyBesideFiles(bundle: string): Promise<string[]> {
   const code = await readFile(bundle, "utf8");
   const named = besideFiles.filter((entry) => code.includes(`"${entry.named}"`)).flatMap((entry) => entry.files);
-  const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
   await Promise.all(
     named.map(async (file) => {
       const target = join(dirname(bundle), file);
@@ -109,7 +109,6 @@ export async function copyBesideFiles(bundle: string): Promise<string[]> {
  * versions the tests ran against (and synth stays offline: no install). Returns the copied directories.
  */
 export async function shipPackages(outputDir: string, packages: readonly string[]): Promise<string[]> {
-  const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
   const shipped = new Set<string>();
   const pending = packages.map((name) => ({ name, from: join(repoRoot, "package.json"), optional: false }));
   for (let next = pending.pop(); next; next = pending.pop()) {

@@ -14,12 +14,8 @@ import { awsSdkModules, browserPackages, lambdaBundle } from "./bundling.ts";
 import { acknowledgeWildcard } from "./nag.ts";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
-/** Builds the thread workers a function's bundle starts next to its index.mjs. */
-const threadWorkerScript = fileURLToPath(new URL("./bundle-thread-workers.ts", import.meta.url));
-/** Copies the files a function's bundle reads at run time (the hosted login page) next to its index.mjs. */
-const besideFilesScript = fileURLToPath(new URL("./copy-beside-files.ts", import.meta.url));
-/** Copies the packages a browser function's bundle leaves out into its asset. */
-const shipPackagesScript = fileURLToPath(new URL("./ship-packages.ts", import.meta.url));
+/** Completes a function's asset beside its index.mjs: thread workers, files read at run time, shipped packages. */
+const afterBundlingScript = fileURLToPath(new URL("./after-bundling.ts", import.meta.url));
 const shellQuoted = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
 // With the Node that runs the synth, which runs TypeScript.
 const nodeCommand = (...args: string[]) => [process.execPath, ...args].map(shellQuoted).join(" ");
@@ -43,11 +39,8 @@ function bundlingShipping(shipped: readonly string[]): BundlingOptions {
     commandHooks: {
       beforeBundling: () => [],
       beforeInstall: () => [],
-      afterBundling: (_inputDir, outputDir) => [
-        nodeCommand(threadWorkerScript, `${outputDir}/index.mjs`),
-        nodeCommand(besideFilesScript, `${outputDir}/index.mjs`),
-        ...(shipped.length > 0 ? [nodeCommand(shipPackagesScript, outputDir, ...shipped)] : []),
-      ],
+      // One Node process per function, for every step.
+      afterBundling: (_inputDir, outputDir) => [nodeCommand(afterBundlingScript, outputDir, ...shipped)],
     },
   };
 }

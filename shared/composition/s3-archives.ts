@@ -2,6 +2,7 @@ import { S3Client } from "@aws-sdk/client-s3";
 import { s3ArchiveStore } from "../archive/archive-store.ts";
 import { s3ReplayStore } from "../archive/replay-store.ts";
 import type { Config } from "../config.ts";
+import { perConfig } from "./config.ts";
 import { outagesAsServiceUnavailable, sdkClientSettings } from "./sdk-settings.ts";
 
 /**
@@ -13,11 +14,12 @@ export function s3ClientSettings(config: Config) {
   return { ...sdkClientSettings(config, config.S3_ENDPOINT), ...standIn };
 }
 
-function s3Client(config: Config): S3Client {
+/** One client per process, shared by the archive and replay stores: a login step saves both. */
+const s3Client = perConfig((config): S3Client => {
   const s3 = new S3Client(s3ClientSettings(config));
   outagesAsServiceUnavailable(s3);
   return s3;
-}
+});
 
 export function s3Archives(config: Config) {
   return s3ArchiveStore(s3Client(config), config.BUCKET_NAME);

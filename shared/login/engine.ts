@@ -11,7 +11,7 @@ import { hostOf, scopeRefusal, type ScopePolicy } from "./scope.ts";
 import { siteErrorOf, siteMessages, type SiteMessage } from "./site-message.ts";
 import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "./session.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "./session-evidence.ts";
-import { readSubmission } from "./submission.ts";
+import { isDurableFieldType, readSubmission } from "./submission.ts";
 import type {
   EngineState,
   FlowErrorCode,
@@ -370,7 +370,7 @@ export function recordFields(state: Pick<FlowState, "step" | "durableValues" | "
   for (const field of state.step.fields) {
     const value = values[field.id];
     if (!value) continue;
-    if (field.type === "identifier" || field.type === "password" || field.type === "text") {
+    if (isDurableFieldType(field.type)) {
       state.durableValues[field.ref] = value;
       state.requirements = addRequirement(state.requirements, field.type);
     } else if (field.type === "totp_code") state.requirements = addRequirement(state.requirements, "totp_code");

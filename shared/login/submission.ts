@@ -12,7 +12,11 @@ export type SubmissionIntent =
   | { kind: "nothing" };
 
 /** The field types whose values stay the same from one login to the next, and may be given again. */
-const durableFieldTypes: ReadonlySet<string> = new Set(["identifier", "password", "text"]);
+const durableFieldTypes = ["identifier", "password", "text"] as const;
+
+export function isDurableFieldType(type: string): type is (typeof durableFieldTypes)[number] {
+  return (durableFieldTypes as readonly string[]).includes(type);
+}
 
 /**
  * The answer to a step from values given before, by credential ref: only when the step asks for
@@ -22,7 +26,7 @@ export function durableAnswer(
   fields: ReadonlyArray<{ id: string; ref: string; type: string; required?: boolean }>,
   valuesByRef: Readonly<Record<string, string>>,
 ): Submission | null {
-  const answerable = fields.length > 0 && fields.every((field) => durableFieldTypes.has(field.type) && (valuesByRef[field.ref] !== undefined || !field.required));
+  const answerable = fields.length > 0 && fields.every((field) => isDurableFieldType(field.type) && (valuesByRef[field.ref] !== undefined || !field.required));
   if (!answerable) return null;
   return { field_values: Object.fromEntries(fields.flatMap((field) => (valuesByRef[field.ref] === undefined ? [] : [[field.id, valuesByRef[field.ref] as string]]))) };
 }
