@@ -13,6 +13,7 @@ import {
 import { log } from "../log.ts";
 import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
 import { sha256Hex } from "./task/digest.ts";
+import { adminCallTimeoutMs, leaseCall } from "./task/lease-call.ts";
 
 export interface EcsBrowsersOptions {
   ecs: ECSClient;
@@ -38,7 +39,6 @@ export interface EcsBrowsersOptions {
 /** Marks the tasks this service starts, so `running()` lists them and nothing else of the cluster. */
 export const poolTaskStartedBy = "acs-pool";
 const sessionIdTag = "acs:session-id";
-const adminCallTimeoutMs = 5_000;
 const healthPollIntervalMs = 500;
 /** The most tasks one DescribeTasks call accepts. */
 const describeBatchSize = 100;
@@ -180,22 +180,16 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
     task.lastStatus !== "RUNNING" && task.createdAt !== undefined && Date.now() - task.createdAt.getTime() < startTimeoutSeconds * 1000;
 
   /** An admin call to the task's lease proxy; a task already gone needs none. */
-  async function leaseCall(ref: string, method: "PUT" | "DELETE", body?: object): Promise<void> {
+  async function taskLeaseCall(ref: string, lease: { token: string; expiresAt: Date } | null): Promise<void> {
     const task = await describeTask(ref);
     if (!task || isStopping(task)) {
-      if (method === "DELETE") return;
+      if (lease === null) return;
       throw new Error(`browser task ${ref} is not running`);
     }
     const ip = privateIpOf(task);
     const sessionId = sessionIdOf(task);
     if (!ip || !sessionId) throw new Error(`browser task ${ref} has no address or session id`);
-    const response = await fetch(`http://${ip}:${proxyPort}/lease`, {
-      method,
-      headers: { authorization: `Bearer ${taskAdminSecret(options.adminKey, sessionId)}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(adminCallTimeoutMs),
-    });
-    if (response.status !== 204) throw new Error(`browser task ${ref} answered ${method} /lease with HTTP ${response.status}`);
+    await leaseCall(`http://${ip}:${proxyPort}`, taskAdminSecret(options.adminKey, sessionId), lease, `browser task ${ref}`);
   }
 
   return {
@@ -213,12 +207,11 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
       }
       return arns.filter((arn) => !starting.has(arn));
     },
-    async grantLease(ref, { token, expiresAt }) {
-      const tokenSha256 = sha256Hex(token);
-      await leaseCall(ref, "PUT", { token_sha256: tokenSha256, expires_at: expiresAt.toISOString() });
+    async grantLease(ref, lease) {
+      await taskLeaseCall(ref, lease);
     },
     async endLease(ref) {
-      await leaseCall(ref, "DELETE");
+      await taskLeaseCall(ref, null);
     },
   };
 }

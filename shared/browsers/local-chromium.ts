@@ -7,6 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
 import { sha256Hex } from "./task/digest.ts";
+import { leaseCall } from "./task/lease-call.ts";
 
 export interface LocalChromiumOptions {
   /**
@@ -29,8 +30,6 @@ const entryScript = join(import.meta.dirname, "task", "entry.ts");
 
 const launchTimeoutMs = 20_000;
 const exitTimeoutMs = 5_000;
-const adminCallTimeoutMs = 5_000;
-
 /** The ref names the process and its directory: the pid alone could be reused by another process. */
 function toRef(pid: number, dir: string): string {
   return `${pid}@${dir}`;
@@ -377,16 +376,10 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
   }
 
   /** One lease call to the entry, authorized by the admin secret kept in the browser's directory. */
-  async function leaseCall(dir: string, method: "PUT" | "DELETE", body?: object): Promise<void> {
+  async function entryLeaseCall(dir: string, lease: { token: string; expiresAt: Date } | null): Promise<void> {
     const [adminSecret, ready] = await Promise.all([readFile(adminSecretFile(dir), "utf8"), entryReady(dir)]);
     if (!ready) throw new Error("the browser's entry has not announced its port");
-    const response = await fetch(`http://127.0.0.1:${ready.port}/lease`, {
-      method,
-      headers: { authorization: `Bearer ${adminSecret}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(adminCallTimeoutMs),
-    });
-    if (response.status !== 204) throw new Error(`the browser's entry answered ${method} /lease with HTTP ${response.status}`);
+    await leaseCall(`http://127.0.0.1:${ready.port}`, adminSecret, lease, "the browser's entry");
   }
 
   return {
@@ -397,15 +390,14 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
 
     destroy,
 
-    async grantLease(ref, { token, expiresAt }) {
-      const tokenSha256 = sha256Hex(token);
-      await leaseCall(parseRef(ref).dir, "PUT", { token_sha256: tokenSha256, expires_at: expiresAt.toISOString() });
+    async grantLease(ref, lease) {
+      await entryLeaseCall(parseRef(ref).dir, lease);
     },
 
     async endLease(ref) {
       const { pid, dir } = parseRef(ref);
       // A browser that is gone admits no one.
-      if (await isRunning(pid, dir)) await leaseCall(dir, "DELETE");
+      if (await isRunning(pid, dir)) await entryLeaseCall(dir, null);
     },
 
     /**

@@ -142,7 +142,10 @@ async function respond<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B ex
       requestId,
       raw,
       headers: event.headers ?? {},
-      baseUrl: requestBaseUrl(event),
+      // Read by the login route alone: worked out only when read.
+      get baseUrl() {
+        return requestBaseUrl(event);
+      },
       params: parse(schemas.params, decoded.pathParameters ?? {}, "path"),
       query: parse(schemas.query, event.queryStringParameters ?? {}, "query"),
       body: schemas.body ? parse(schemas.body, jsonBody(raw), "body") : undefined,

@@ -1,9 +1,10 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { z } from "zod";
 import type { BrowserConnection } from "./browser-connection.ts";
+import { sha256 } from "./digest.ts";
 
 export interface LeaseProxyOptions {
   /** Authorizes the admin calls (lease, health): only the provider that launched the browser holds it. */
@@ -25,8 +26,6 @@ const maxBodyBytes = 4096;
 
 /** setTimeout fires at once for a delay above this, so a later expiry is waited for in steps. */
 const maxTimerMs = 2 ** 31 - 1;
-
-const sha256 = (text: string) => createHash("sha256").update(text).digest();
 
 function sameDigest(text: string, digest: Buffer): boolean {
   return timingSafeEqual(sha256(text), digest);
