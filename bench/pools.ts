@@ -1,8 +1,13 @@
 /**
  * Browser pools on the local stack, with real Chromium: warm acquire latency, the flush of 50 idle
- * browsers, and the memory an idle browser holds (its whole process tree, from /proc).
+ * browsers, the memory an idle browser holds (its whole process tree, from /proc), and the memory
+ * and CPU of one browser kept busy by a page, which size the browser task in AWS.
  */
+import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { chromium } from "playwright-core";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { keepAliveClient, type KeepAliveClient } from "./http-client.ts";
@@ -34,23 +39,88 @@ async function filledPool(client: KeepAliveClient, size: number): Promise<Pool> 
   }
 }
 
-/** Kilobytes of `field` (Rss, Pss) summed over every process in the process group `group`. */
-function groupMemoryKb(group: number, field: "Rss" | "Pss"): number {
-  let total = 0;
+interface GroupUsage {
+  rssKb: number;
+  pssKb: number;
+  /** User and system CPU time of the group's live processes, in seconds. */
+  cpuSeconds: number;
+}
+
+const clockTicksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
+
+/** Memory and CPU time summed over every process in the process group `group`. */
+function groupUsage(group: number): GroupUsage {
+  const usage = { rssKb: 0, pssKb: 0, cpuSeconds: 0 };
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // Fields after the command name: state, ppid, pgrp, ...
-      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-      if (pgrp !== group) continue;
+      // Fields after the command name: state, ppid, pgrp, ..., utime and stime the 12th and 13th.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) !== group) continue;
       const rollup = readFileSync(`/proc/${entry}/smaps_rollup`, "utf8");
-      total += Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(rollup)?.[1] ?? 0);
+      usage.rssKb += Number(/^Rss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
+      usage.pssKb += Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
+      usage.cpuSeconds += (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
     } catch {
       // The process ended while it was read.
     }
   }
-  return total;
+  return usage;
+}
+
+/**
+ * A page that keeps a browser busy the way a script-heavy application does: a few thousand
+ * elements restyled and a canvas redrawn on every frame, and a retained heap that grows.
+ */
+const busyPage = `<!doctype html><title>busy</title><canvas width="800" height="600"></canvas><main></main><script>
+const main = document.querySelector("main");
+for (let index = 0; index < 3000; index++) main.appendChild(document.createElement("div")).textContent = "item " + index;
+const items = [...main.children];
+const context = document.querySelector("canvas").getContext("2d");
+const retained = [];
+function frame(time) {
+  items.forEach((item, index) => { item.style.transform = "translateX(" + ((time / 10 + index) % 200) + "px)"; item.textContent = "item " + index + " " + Math.round(time); });
+  for (let shape = 0; shape < 500; shape++) { context.fillStyle = "hsl(" + ((time + shape) % 360) + ",50%,50%)"; context.fillRect((shape * 37 + time) % 800, (shape * 53) % 600, 20, 20); }
+  if (retained.length < 200) retained.push(new Array(50000).fill(time));
+  requestAnimationFrame(frame);
+}
+requestAnimationFrame(frame);
+</script>`;
+
+const busySeconds = 20;
+
+/** Leases one browser of `pool`, keeps it busy with `busyPage` for a while, and samples its process group. */
+async function busyBrowser(client: KeepAliveClient, pool: Pool, groupsBefore: number[]): Promise<{ peakPssKb: number; peakRssKb: number; cores: number }> {
+  const site = createServer((_request, response) => response.writeHead(200, { "content-type": "text/html" }).end(busyPage));
+  await new Promise<void>((listening) => site.listen(0, "127.0.0.1", listening));
+  const lease = json<{ session_id: string; cdp_ws_url: string }>(await client.send("POST", `/browser_pools/${pool.id}/acquire`, {}), 200, "acquire");
+  const browser = await chromium.connectOverCDP(lease.cdp_ws_url);
+  try {
+    const page = await browser.contexts()[0]!.newPage();
+    await page.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/`);
+    // Every browser's group now: the one whose CPU time grows is the leased one.
+    const before = new Map(browserGroups().map((group) => [group, groupUsage(group)]));
+    await sleep(1000);
+    const leased = [...before].map(([group, usage]) => ({ group, gained: groupUsage(group).cpuSeconds - usage.cpuSeconds })).sort((a, b) => b.gained - a.gained)[0]!.group;
+    if (!groupsBefore.includes(leased)) throw new Error("the busy browser is not one of the pool's");
+    const start = groupUsage(leased);
+    const startedAt = performance.now();
+    let peakPssKb = start.pssKb;
+    let peakRssKb = start.rssKb;
+    while (performance.now() - startedAt < busySeconds * 1000) {
+      await sleep(500);
+      const sample = groupUsage(leased);
+      peakPssKb = Math.max(peakPssKb, sample.pssKb);
+      peakRssKb = Math.max(peakRssKb, sample.rssKb);
+    }
+    const cores = (groupUsage(leased).cpuSeconds - start.cpuSeconds) / ((performance.now() - startedAt) / 1000);
+    return { peakPssKb, peakRssKb, cores };
+  } finally {
+    await browser.close();
+    json(await client.send("POST", `/browser_pools/${pool.id}/release`, { session_id: lease.session_id, reuse: false }), 204, "release busy");
+    site.close();
+  }
 }
 
 /** The local provider starts each browser as the leader of its own process group, pid recorded beside its profile. */
@@ -90,15 +160,18 @@ export async function poolBench(stack: { url: string; apiKey: string }): Promise
       releases.push(performance.now() - acquired);
     }
     const elapsed = performance.now() - started;
-    json(await client.send("DELETE", `/browser_pools/${warm.id}`), 204, "delete warm pool");
+    process.stderr.write(`pools: keeping one browser busy for ${busySeconds} s...\n`);
+    const busy = await busyBrowser(client, warm, browserGroups());
+    json(await client.send("DELETE", `/browser_pools/${warm.id}`, { force: true }), 204, "delete warm pool");
 
     process.stderr.write(`pools: filling a pool of ${flushPoolSize}...\n`);
     const fillStarted = performance.now();
     const big = await filledPool(client, flushPoolSize);
     const fillMs = performance.now() - fillStarted;
     const groups = browserGroups();
-    const rssKb = groups.reduce((sum, group) => sum + groupMemoryKb(group, "Rss"), 0) / groups.length;
-    const pssKb = groups.reduce((sum, group) => sum + groupMemoryKb(group, "Pss"), 0) / groups.length;
+    const usages = groups.map(groupUsage);
+    const rssKb = usages.reduce((sum, usage) => sum + usage.rssKb, 0) / groups.length;
+    const pssKb = usages.reduce((sum, usage) => sum + usage.pssKb, 0) / groups.length;
 
     const flushStarted = performance.now();
     json(await client.send("POST", `/browser_pools/${big.id}/flush`), 204, "flush");
@@ -115,6 +188,8 @@ export async function poolBench(stack: { url: string; apiKey: string }): Promise
       [`fill of ${flushPoolSize} browsers from empty (s)`, (fillMs / 1000).toFixed(1), ""],
       [`idle browser PSS, mean of ${groups.length} (MB)`, mb(pssKb), ""],
       [`idle browser RSS, mean of ${groups.length} (MB)`, mb(rssKb), ""],
+      [`busy browser peak PSS / RSS over ${busySeconds} s (MB)`, `${mb(busy.peakPssKb)} / ${mb(busy.peakRssKb)}`, "< 1024 (the task's memory)"],
+      [`busy browser CPU over ${busySeconds} s (cores)`, busy.cores.toFixed(2), ""],
     ];
     const verdict = [
       `warm acquire p50 ${acquire.p50Ms < targets.acquireP50Ms ? "meets" : "MISSES"} its target`,

@@ -1,10 +1,14 @@
 import { CfnOutput, Duration, Stack, Validations, type App, type StackProps } from "aws-cdk-lib";
+import { Schedule, ScheduleExpression } from "aws-cdk-lib/aws-scheduler";
+import { LambdaInvoke } from "aws-cdk-lib/aws-scheduler-targets";
+import { Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { AwsSolutionsChecks } from "cdk-nag";
 import type { Construct } from "constructs";
 import { Api } from "./constructs/api.ts";
+import { acknowledgeWildcard } from "./constructs/nag.ts";
 import { BrowserTasks } from "./constructs/browser-tasks.ts";
 import { Observability } from "./constructs/observability.ts";
-import type { FunctionResources } from "./constructs/service-function.ts";
+import { ServiceFunction, type FunctionResources } from "./constructs/service-function.ts";
 import { Storage } from "./constructs/storage.ts";
 import { ConnectionWorkflow, workflowArns } from "./constructs/workflow.ts";
 import { loadConfig, type Config } from "#shared/config.ts";
@@ -31,8 +35,8 @@ function deployerSettingsGiven(scope: Construct): { environment: Partial<Record<
 }
 
 /**
- * The routes that launch, lease or destroy pooled browsers. Create only writes the pool's record;
- * the filler (a scheduled function, next) launches its browsers.
+ * The routes that lease or destroy pooled browsers. Create only writes the pool's record; the
+ * scheduled filler launches its browsers.
  */
 const browserPoolRoutes = new Set(["AcquireBrowser", "ReleaseBrowser", "FlushBrowserPool", "DeleteBrowserPool", "UpdateBrowserPool"]);
 
@@ -53,6 +57,8 @@ export class AuthConnectionStack extends Stack {
   readonly observability: Observability;
   /** Present only when the stack is synthesized with `POOLS=true`. */
   readonly browserTasks: BrowserTasks | undefined;
+  /** The scheduled function that keeps pools filled; present with `browserTasks`. */
+  readonly poolFiller: ServiceFunction | undefined;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -84,9 +90,10 @@ export class AuthConnectionStack extends Stack {
       allowedOrigins: deployer.config.ALLOWED_ORIGINS,
     });
     this.browserTasks = poolsEnabled(this) ? new BrowserTasks(this, "BrowserTasks") : undefined;
+    this.poolFiller = this.browserTasks && this.scheduledPoolFiller(this.browserTasks, resources);
     if (this.browserTasks) {
       for (const { handler } of this.api.routeFunctions.filter(({ route }) => browserPoolRoutes.has(route.name))) {
-        this.browserTasks.grantStop(handler.function);
+        this.browserTasks.grantLease(handler.function);
         for (const [name, value] of Object.entries(this.browserTasks.settings)) handler.function.addEnvironment(name, value);
       }
     }
@@ -102,10 +109,12 @@ export class AuthConnectionStack extends Stack {
         this.api.preflightFunction.function,
         ...this.api.routeFunctions.map(({ handler }) => handler.function),
         ...Object.values(this.workflow.tasks).map((task) => task.function),
+        ...(this.poolFiller ? [this.poolFiller.function] : []),
       ],
     });
 
     new CfnOutput(this, "ApiUrl", { value: this.api.restApi.url });
+    if (this.browserTasks) new CfnOutput(this, "BrowserRouterUrl", { value: this.browserTasks.settings.BROWSER_ROUTER_URL });
     new CfnOutput(this, "TableName", { value: this.storage.table.tableName });
     new CfnOutput(this, "BucketName", { value: this.storage.bucket.bucketName });
     new CfnOutput(this, "StateMachineArn", { value: this.workflow.stateMachine.stateMachineArn });
@@ -113,6 +122,33 @@ export class AuthConnectionStack extends Stack {
     new CfnOutput(this, "DashboardUrl", {
       value: `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${this.observability.dashboard.dashboardName}`,
     });
+  }
+
+  /**
+   * The pool filler as a function that EventBridge Scheduler runs once a minute: one pass per run,
+   * at most one run at a time (reserved concurrency 1), and a run that could not start within the
+   * minute is dropped, since the next one does its work.
+   */
+  private scheduledPoolFiller(browserTasks: BrowserTasks, resources: FunctionResources): ServiceFunction {
+    const filler = new ServiceFunction(this, "FillBrowserPools", {
+      handler: "functions/scheduled/fill-browser-pools.ts",
+      description: "Keeps browser pools filled: functions/scheduled/fill-browser-pools.ts",
+      grants: ["table:read", "table:write"],
+      resources: { ...resources, environment: { ...resources.environment, ...browserTasks.settings } },
+      // A launch waits for its task to run and its browser to answer.
+      timeout: Duration.minutes(5),
+      reservedConcurrency: 1,
+    });
+    browserTasks.grantRun(filler.function);
+    filler.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
+    const schedulerRole = new Role(this, "FillBrowserPoolsScheduleRole", { assumedBy: new ServicePrincipal("scheduler.amazonaws.com") });
+    new Schedule(this, "FillBrowserPoolsSchedule", {
+      description: "One pass of the browser pool filler",
+      schedule: ScheduleExpression.rate(Duration.minutes(1)),
+      target: new LambdaInvoke(filler.function, { retryAttempts: 0, role: schedulerRole }),
+    });
+    acknowledgeWildcard(schedulerRole, `${filler.function.functionArn}:*`, "Scheduler's Lambda target grants the function's versions and aliases too; this function has none");
+    return filler;
   }
 }
 

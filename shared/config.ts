@@ -76,6 +76,16 @@ const configSchema = z.object({
   BROWSER_SECURITY_GROUP: z.optional(z.string().check(z.regex(/^sg-[0-9a-f]+$/, "must be a security group id such as sg-0abc"))),
   /** AWS mode with pools: the browser task's container, whose settings a launch overrides. */
   BROWSER_CONTAINER_NAME: z.optional(z.string().check(z.minLength(1))),
+  /** AWS mode with pools: give each browser task a public IPv4 address, its way out to the web where no NAT gateway is. */
+  BROWSER_ASSIGN_PUBLIC_IP: z._default(z.stringbool(), false),
+  /** AWS mode with pools: the router's origin (`https://d123.cloudfront.net`), through which clients and pool functions reach browser tasks. */
+  BROWSER_ROUTER_URL: z.optional(
+    z.url({ protocol: /^https?$/, error: "must be an http or https URL" }).check(
+      z.refine((value) => new URL(value).pathname === "/" && !/[?#]/.test(value), "must be an origin, without a path, query or fragment"),
+    ),
+  ),
+  /** AWS mode with pools: the KMS HMAC key from which each browser task's admin secret is derived. */
+  BROWSER_ADMIN_KEY_ID: z.optional(z.string().check(z.minLength(1))),
   /** Local mode: the file holding the key the secret box encrypts with (made on first use, mode 0600). */
   SECRETS_KEY_FILE: z.optional(z.string().check(z.minLength(1))),
   /** AWS mode: the KMS key (id or ARN) whose data keys the secret box encrypts with. */

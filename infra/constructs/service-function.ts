@@ -90,6 +90,8 @@ export interface ServiceFunctionProps {
   timeout?: Duration;
   /** The function runs the login browser (see `browserRuntime`). */
   runsBrowser?: boolean;
+  /** How many invocations may run at once; unset, as many as the account allows. */
+  reservedConcurrency?: number;
 }
 
 /**
@@ -117,6 +119,7 @@ export class ServiceFunction extends Construct {
       memorySize: runtime.memorySize,
       ephemeralStorageSize: runtime.ephemeralStorageSize,
       timeout: props.timeout ?? Duration.seconds(29),
+      reservedConcurrentExecutions: props.reservedConcurrency,
       role: this.role,
       logGroup,
       environment: { ...props.resources.environment, NODE_OPTIONS: "--enable-source-maps" },

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import {
   DescribeTasksCommand,
   InvalidParameterException,
@@ -26,12 +26,15 @@ export interface EcsBrowsersOptions {
   /** The container that runs `shared/browsers/task/entry.ts`, whose settings a launch overrides. */
   containerName: string;
   /**
-   * Derives each task's admin secret from its session id, so any pool function can recompute it
+   * Each task's admin secret, derived from its session id, so any pool function can recompute it
    * and no secret is stored per browser.
    */
-  adminKey: string;
-  /** The entry's port in the task (BROWSER_TASK_PORT of the task definition). */
-  proxyPort?: number;
+  adminSecret: (sessionId: string) => Promise<string>;
+  /**
+   * The router's origin (`https://…`), through which both clients and the pool functions reach a
+   * task: `<router>/browsers/<task id>/…` is the task's lease proxy.
+   */
+  routerUrl: string;
   /** How long a launch waits for its task to run and its entry to answer. */
   startTimeoutSeconds?: number;
 }
@@ -43,17 +46,26 @@ const healthPollIntervalMs = 500;
 /** The most tasks one DescribeTasks call accepts. */
 const describeBatchSize = 100;
 
-/** The task's admin secret: a keyed digest of its session id, known at launch and recomputable later. */
-export const taskAdminSecret = (adminKey: string, sessionId: string) => createHmac("sha256", adminKey).update(sessionId).digest("base64url");
-
-function privateIpOf(task: Task): string | undefined {
+export function privateIpOf(task: Task): string | undefined {
   const networkInterface = task.attachments?.find((attachment) => attachment.type === "ElasticNetworkInterface");
   return networkInterface?.details?.find((detail) => detail.name === "privateIPv4Address")?.value;
 }
 
+/**
+ * Where the router serves a task's lease proxy, found by the id that ends the task's ARN
+ * (`…:task/<cluster>/<id>`): over http(s) for the admin calls, and the DevTools URL a client is given.
+ */
+export function routedTask(routerUrl: string, arn: string, sessionId: string): { origin: string; devtoolsUrl: string } {
+  const router = new URL(routerUrl);
+  const origin = `${router.origin}/browsers/${arn.slice(arn.lastIndexOf("/") + 1)}`;
+  const devtoolsUrl = new URL(`${origin}/devtools/browser/${sessionId}`);
+  devtoolsUrl.protocol = router.protocol === "https:" ? "wss:" : "ws:";
+  return { origin, devtoolsUrl: devtoolsUrl.href };
+}
+
 const sessionIdOf = (task: Task) => task.tags?.find((tag) => tag.key === sessionIdTag)?.value;
 
-const isStopping = (task: Task) => task.desiredStatus === "STOPPED" || task.lastStatus === "STOPPED";
+export const isStopping = (task: Task) => task.desiredStatus === "STOPPED" || task.lastStatus === "STOPPED";
 
 /**
  * Pooled browsers as ECS Fargate tasks, one browser-task entry per task. A task is known by its ARN;
@@ -62,7 +74,7 @@ const isStopping = (task: Task) => task.desiredStatus === "STOPPED" || task.last
  */
 export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
   const { ecs, cluster } = options;
-  const proxyPort = options.proxyPort ?? 8080;
+  const taskOrigin = (arn: string) => routedTask(options.routerUrl, arn, "").origin;
   const startTimeoutSeconds = options.startTimeoutSeconds ?? 180;
 
   async function describeTask(arn: string): Promise<Task | undefined> {
@@ -82,11 +94,12 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
   }
 
   async function launch(spec: LaunchSpec): Promise<LaunchedBrowser> {
+    const adminSecret = await options.adminSecret(spec.sessionId);
     const environment: KeyValuePair[] = [
       { name: "BROWSER_TASK_DEVTOOLS_ID", value: spec.sessionId },
       // Overrides can be read back by anyone allowed ecs:DescribeTasks and land in CloudTrail: the
       // task gets only the secret's digest, which does not authorize an admin call.
-      { name: "BROWSER_TASK_ADMIN_SECRET_SHA256", value: sha256Hex(taskAdminSecret(options.adminKey, spec.sessionId)) },
+      { name: "BROWSER_TASK_ADMIN_SECRET_SHA256", value: sha256Hex(adminSecret) },
       ...(spec.startUrl === null ? [] : [{ name: "BROWSER_TASK_START_URL", value: spec.startUrl }]),
     ];
     const started = await ecs.send(
@@ -115,11 +128,8 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
       throw new Error(`ECS did not start a browser task: ${reasons || "no task and no reason given"}`);
     }
     const deadline = Date.now() + startTimeoutSeconds * 1000;
-    const ip = await runningAddress(arn)
-      .then(async (address) => {
-        await entryAnswers(arn, address, spec.sessionId, deadline);
-        return address;
-      })
+    await running(arn)
+      .then(async () => entryAnswers(arn, adminSecret, deadline))
       .catch(async (error: Error) => {
         // A task that never served must not hold a Fargate slot or be counted by `running()`.
         await destroy(arn).catch((destroyError: unknown) => {
@@ -131,11 +141,11 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
         });
         throw error;
       });
-    return { ref: arn, cdpWsUrl: `ws://${ip}:${proxyPort}/devtools/browser/${spec.sessionId}`, headless: true };
+    return { ref: arn, cdpWsUrl: routedTask(options.routerUrl, arn, spec.sessionId).devtoolsUrl, headless: true };
   }
 
-  /** Waits for the task to run and answers its private address. */
-  async function runningAddress(arn: string): Promise<string> {
+  /** Waits for the task to run. */
+  async function running(arn: string): Promise<void> {
     try {
       await waitUntilTasksRunning({ client: ecs, maxWaitTime: startTimeoutSeconds }, { cluster, tasks: [arn] });
     } catch {
@@ -144,21 +154,17 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
       const task = await describeTask(arn);
       throw new Error(`browser task ${arn} did not run within ${startTimeoutSeconds} s (${task?.lastStatus ?? "unknown to ECS"}${task?.stoppedReason ? `: ${task.stoppedReason}` : ""})`);
     }
-    const task = await describeTask(arn);
-    const ip = task && privateIpOf(task);
-    if (!ip) throw new Error(`browser task ${arn} runs without a private IPv4 address`);
-    return ip;
   }
 
   /**
    * Waits for the task's entry to answer its health check: ECS reports a task running before the
    * entry listens, which it does only once Chromium answers.
    */
-  async function entryAnswers(arn: string, ip: string, sessionId: string, deadline: number): Promise<void> {
-    const authorization = `Bearer ${taskAdminSecret(options.adminKey, sessionId)}`;
+  async function entryAnswers(arn: string, adminSecret: string, deadline: number): Promise<void> {
+    const authorization = `Bearer ${adminSecret}`;
     let last = "no answer";
     while (Date.now() < deadline) {
-      const attempt = await fetch(`http://${ip}:${proxyPort}/health`, {
+      const attempt = await fetch(`${taskOrigin(arn)}/health`, {
         headers: { authorization },
         signal: AbortSignal.timeout(Math.max(1, Math.min(adminCallTimeoutMs, deadline - Date.now()))),
       }).then(
@@ -186,10 +192,9 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
       if (lease === null) return;
       throw new Error(`browser task ${ref} is not running`);
     }
-    const ip = privateIpOf(task);
     const sessionId = sessionIdOf(task);
-    if (!ip || !sessionId) throw new Error(`browser task ${ref} has no address or session id`);
-    await leaseCall(`http://${ip}:${proxyPort}`, taskAdminSecret(options.adminKey, sessionId), lease, `browser task ${ref}`);
+    if (!sessionId) throw new Error(`browser task ${ref} has no session id`);
+    await leaseCall(taskOrigin(ref), await options.adminSecret(sessionId), lease, `browser task ${ref}`);
   }
 
   return {

@@ -28,6 +28,14 @@ export interface LocalChromiumOptions {
 /** Each browser runs behind its own browser-task entry, which the provider launches and tracks. */
 const entryScript = join(import.meta.dirname, "task", "entry.ts");
 
+/**
+ * The entry's command line, which names the browser's directory (the entry does not read it): from
+ * its first moment, before browser.json records its pid and before it starts Chromium, the entry of
+ * a directory can be found by what anyone may read of a process. Its environment names the
+ * directory too, but is not readable everywhere.
+ */
+const entryArgs = (dir: string) => [entryScript, `--browser-dir=${dir}`];
+
 const launchTimeoutMs = 20_000;
 const exitTimeoutMs = 5_000;
 /** The ref names the process and its directory: the pid alone could be reused by another process. */
@@ -43,6 +51,10 @@ function parseRef(ref: string): { pid: number; dir: string } {
 const profileDir = (dir: string) => join(dir, "profile");
 
 const profileFlag = (dir: string) => `--user-data-dir=${profileDir(dir)}`;
+
+/** Command lines of what runs on `dir`: its entry's, and its Chromium's (whose entry may be gone). */
+const entryOn = (dir: string) => (args: string[]) => entryArgs(dir).every((arg) => args.includes(arg));
+const chromiumOn = (dir: string) => (args: string[]) => args.includes(profileFlag(dir));
 
 /** Read by any process that must reach the entry's admin calls, a restarted one included. */
 const adminSecretFile = (dir: string) => join(dir, "admin-secret");
@@ -100,9 +112,9 @@ export function ownerInName(prefix: string, name: string): ProcessIdentity | und
 
 const exists = (path: string) => access(path).then(() => true, () => false);
 
-/** A live process (not a zombie) started with `arg` on its command line. */
-function runsWith(info: { args: string[]; state: string } | undefined, arg: string): boolean {
-  return info !== undefined && info.state !== "Z" && info.args.includes(arg);
+/** A live process (not a zombie) whose command line `matches`. */
+function runsWith(info: { args: string[]; state: string } | undefined, matches: (args: string[]) => boolean): boolean {
+  return info !== undefined && info.state !== "Z" && matches(info.args);
 }
 
 /** What browser.json says of the browser launched in `dir`, once the launch has written it. */
@@ -114,24 +126,27 @@ async function recordedBrowser(dir: string): Promise<{ pid: number; startTime?: 
 }
 
 /**
- * True while `pid` is the browser started on `dir` (and not a zombie, nor a process that reused the
- * pid). Known by its start time where the launch recorded one, which a process cannot change, rather
- * than by a command line that a browser may rewrite as it runs.
+ * True while `pid` is the entry started on `dir` (and not a zombie, nor a process that reused the
+ * pid). Known by its start time where the launch recorded one, which a process cannot change, and
+ * otherwise by its command line.
  */
 async function isRunning(pid: number, dir: string): Promise<boolean> {
   const [info, recorded] = await Promise.all([processInfo(pid), recordedBrowser(dir)]);
   if (recorded?.pid === pid && recorded.startTime !== undefined) {
     return info !== undefined && info.state !== "Z" && info.startTime === recorded.startTime;
   }
-  return runsWith(info, profileFlag(dir));
+  return runsWith(info, entryOn(dir));
 }
 
-/** Live processes started with `arg` on their command line, such as a browser's profile flag (one whose pid was never written included). */
-export async function processesWith(arg: string): Promise<{ pid: number; group: number; startTime: number }[]> {
+/** Live processes whose command line `matches` (those whose pid was never written included). */
+async function processesWhere(matches: (args: string[]) => boolean): Promise<{ pid: number; group: number; startTime: number }[]> {
   const pids = (await readdir("/proc")).filter((entry) => /^\d+$/.test(entry)).map(Number);
   const found = await Promise.all(pids.map(async (pid) => ({ pid, info: await processInfo(pid) })));
-  return found.flatMap(({ pid, info }) => (info && runsWith(info, arg) ? [{ pid, group: info.group, startTime: info.startTime }] : []));
+  return found.flatMap(({ pid, info }) => (info && runsWith(info, matches) ? [{ pid, group: info.group, startTime: info.startTime }] : []));
 }
+
+/** Live processes started with `arg` on their command line, such as a browser's profile flag. */
+export const processesWith = (arg: string) => processesWhere((args) => args.includes(arg));
 
 /**
  * Prepares `target` in a fresh directory whose name says this process owns it, then renames it into
@@ -279,7 +294,7 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
   async function chromiumOf(dir: string): Promise<ProcessIdentity | undefined> {
     const ready = await entryReady(dir);
     const info = ready && (await processInfo(ready.chromium_pid));
-    return ready && info && runsWith(info, profileFlag(dir)) ? { pid: ready.chromium_pid, startTime: info.startTime } : undefined;
+    return ready && info && runsWith(info, chromiumOn(dir)) ? { pid: ready.chromium_pid, startTime: info.startTime } : undefined;
   }
 
   async function destroy(ref: string): Promise<void> {
@@ -315,20 +330,20 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
   }
 
   /**
-   * Ends whatever still runs on `dir` (a browser whose pid file was never written included), waits
-   * for it to exit, then removes the directory.
+   * Ends whatever still runs on `dir` (an entry whose pid file was never written, or a Chromium whose
+   * entry is gone, included), waits for it to exit, then removes the directory.
    */
   async function endLeftover(dir: string): Promise<void> {
-    const found = await processesWith(profileFlag(dir));
+    const found = await processesWhere((args) => entryOn(dir)(args) || chromiumOn(dir)(args));
     for (const { pid, group } of found) {
       try {
-        // A browser that leads its own process group ends with its helpers.
+        // An entry leads its own process group (so does a Chromium started on its own), which its helpers share.
         process.kill(group === pid ? -pid : pid, "SIGKILL");
       } catch {
         // Ended on its own meanwhile.
       }
     }
-    await Promise.all(found.map(({ pid, startTime }) => awaitExit(() => isAlive({ pid, startTime }), `Chromium ${pid}`)));
+    await Promise.all(found.map(({ pid, startTime }) => awaitExit(() => isAlive({ pid, startTime }), `the browser's process ${pid}`)));
     await rm(dir, { recursive: true, force: true });
   }
 
@@ -340,7 +355,7 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
     // Files rather than pipes: the browser outlives a restart of this process.
     const [output, logFile] = await Promise.all([open(entryOutputFile(dir), "a"), open(join(dir, "browser.log"), "a")]);
     try {
-      const child = spawn(process.execPath, [entryScript], {
+      const child = spawn(process.execPath, entryArgs(dir), {
         detached: true,
         stdio: ["ignore", output.fd, logFile.fd],
         env: entryEnvironment(dir, spec, executable, adminSecret),

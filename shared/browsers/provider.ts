@@ -15,10 +15,14 @@ export interface BrowserProvider {
   running(): Promise<string[]>;
   /**
    * From now until `expiresAt` (or `endLease`), the browser admits a DevTools client that presents
-   * `token`, and no other: a client of an earlier lease is cut. The provider keeps no copy of the token.
+   * `token`, and no other: a client of an earlier lease is cut, and the browser is reset as
+   * `endLease` does before the new holder gets it. The provider keeps no copy of the token.
    */
   grantLease(ref: string, lease: { token: string; expiresAt: Date }): Promise<void>;
-  /** Ends the current lease and cuts its open clients; a browser already gone is not an error. */
+  /**
+   * Ends the current lease, cuts its open clients and leaves one fresh page at the start URL, every
+   * other page closed (cookies and storage stay); a browser already gone is not an error.
+   */
   endLease(ref: string): Promise<void>;
 }
 

@@ -23,7 +23,7 @@ export const pools = perConfig((config) =>
   }),
 );
 
-/** Keeps pools at their minimum size; only the local runtime runs it (no AWS provider yet). */
+/** Keeps pools at their minimum size: the local runtime's supervisor runs it, and in AWS a scheduled function. */
 export const poolFiller = perConfig((config) =>
   poolFillerCore({ pools: poolStore(config), browsers: browsers(config), startUrlAddresses: startUrlAddresses(config) }),
 );

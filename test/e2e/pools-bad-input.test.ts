@@ -119,7 +119,7 @@ describe("bad input to the pool routes", () => {
     expect((await call<PoolResource>("PATCH", "/browser_pools/main", { start_url: "" })).body.browser_pool_config).not.toHaveProperty("start_url");
   });
 
-  it("answers acquire with 503 and the reason where no browser provider exists (the AWS deployment)", async () => {
+  it("answers acquire with 503 and the reason on a deployment without pools (an AWS stack deployed without POOLS=true)", async () => {
     const core = poolsCore({
       pools: dynamoPoolStore(tableClientAt(stack.dynamoEndpoint), stack.tableName),
       browsers: unavailableBrowsers(noAwsBrowsers),
@@ -131,6 +131,6 @@ describe("bad input to the pool routes", () => {
     const refused = await core.acquire(localOrg, pool.id, 0).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(ServiceUnavailableError);
     expect((refused as ServiceUnavailableError).status).toBe(503);
-    expect((refused as Error).message).toContain("AWS browser provider");
+    expect((refused as Error).message).toContain("deployed without pools");
   });
 });

@@ -33,8 +33,11 @@ export function providerContract(name: string, makeSubject: () => Promise<Contra
     };
 
     it("lists a launched browser among the running ones", async () => {
-      launched = await subject.browsers.launch({ sessionId: `bs_contract_${randomBytes(4).toString("hex")}`, startUrl: null });
-      expect(launched.cdpWsUrl).toMatch(/^ws:\/\/[^/]+\/devtools\/browser\/[A-Za-z0-9_-]+$/);
+      const sessionId = `bs_contract_${randomBytes(4).toString("hex")}`;
+      launched = await subject.browsers.launch({ sessionId, startUrl: null });
+      const devtools = new URL(launched.cdpWsUrl);
+      expect(devtools.protocol).toBe("ws:");
+      expect(devtools.pathname).toMatch(/\/devtools\/browser\/[A-Za-z0-9_-]+$/);
       expect(await subject.browsers.running()).toContain(launched.ref);
     });
 

@@ -1,65 +1,34 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createInterface } from "node:readline";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
+import { startBrowserTaskEntry, type BrowserTaskEntry } from "../support/browser-task-entry.ts";
 import { loginChromiumForTests } from "../support/login-chromium.ts";
 import { eventually } from "../support/poll.ts";
 import { startTestSite, upgradeStatus } from "../support/pools.ts";
 import { sha256Hex } from "#shared/browsers/task/digest.ts";
 
-const entryScript = join(import.meta.dirname, "../../shared/browsers/task/entry.ts");
 const adminSecret = randomBytes(32).toString("base64url");
-const userDataDir = mkdtempSync(join(tmpdir(), "acs-browser-task-"));
-/** Chosen by the launcher, as the ECS provider does, so it knows the URL without reading the ready line. */
 const devtoolsId = "bs_entry_test";
 
 let executables: Awaited<ReturnType<typeof loginChromiumForTests>>;
 let site: Awaited<ReturnType<typeof startTestSite>>;
-let entry: ChildProcess;
-let entryExit: Promise<number | null>;
+let entry: BrowserTaskEntry;
 let port: number;
 let devtoolsPath: string;
-
-/** Starts the entry as the local provider does, and waits for its ready line. */
-async function startEntry(executable: string): Promise<{ port: number; devtools_path: string }> {
-  entry = spawn(process.execPath, [entryScript], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      PATH: process.env.PATH,
-      BROWSER_TASK_HOST: "127.0.0.1",
-      BROWSER_TASK_PORT: "0",
-      BROWSER_TASK_ADMIN_SECRET_SHA256: sha256Hex(adminSecret),
-      BROWSER_TASK_CHROMIUM: executable,
-      BROWSER_TASK_USER_DATA_DIR: userDataDir,
-      BROWSER_TASK_DEVTOOLS_ID: devtoolsId,
-    },
-  });
-  entryExit = new Promise((exited) => entry.once("exit", exited));
-  let stderr = "";
-  entry.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const line = await Promise.race([
-    new Promise<string>((read) => createInterface({ input: entry.stdout! }).once("line", read)),
-    entryExit.then((code) => Promise.reject(new Error(`the entry exited with ${code}: ${stderr.slice(-1000)}`))),
-  ]);
-  return (JSON.parse(line) as { ready: { port: number; devtools_path: string } }).ready;
-}
 
 beforeAll(async () => {
   executables = await loginChromiumForTests();
   site = await startTestSite("<html><head><title>through the proxy</title></head><body>ok</body></html>");
-  ({ port, devtools_path: devtoolsPath } = await startEntry(executables.executablePath));
+  entry = await startBrowserTaskEntry({ chromium: executables.executablePath, adminSecret, devtoolsId });
+  ({ port, devtoolsPath } = entry);
 });
 
 afterAll(async () => {
-  if (entry?.exitCode === null) entry.kill("SIGKILL");
+  await entry?.dispose();
   await site?.stop();
   await executables?.dispose();
-  rmSync(userDataDir, { recursive: true, force: true });
 });
 
 const newToken = () => randomBytes(32).toString("base64url");
@@ -111,7 +80,7 @@ function processTree(root: number): number[] {
 const commandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
 
 function chromiumOfEntry(): number {
-  const browser = processTree(entry.pid as number).find((pid) => pid !== entry.pid && !commandLine(pid).some((arg) => arg.startsWith("--type=")));
+  const browser = processTree(entry.process.pid as number).find((pid) => pid !== entry.process.pid && !commandLine(pid).some((arg) => arg.startsWith("--type=")));
   if (!browser) throw new Error("the entry runs no Chromium");
   return browser;
 }
@@ -235,15 +204,15 @@ describe("the browser task's entry, run locally", () => {
 
     expect(args).toContain("--remote-debugging-pipe");
     expect(args.filter((arg) => arg.startsWith("--remote-debugging-port") || arg.startsWith("--remote-debugging-address"))).toEqual([]);
-    expect(listeningPorts(processTree(entry.pid as number))).toEqual([port]);
+    expect(listeningPorts(processTree(entry.process.pid as number))).toEqual([port]);
   });
 
   it("ends Chromium when it is told to stop", async () => {
     const browser = chromiumOfEntry();
 
-    entry.kill("SIGTERM");
+    entry.process.kill("SIGTERM");
 
-    expect(await entryExit).toBe(0);
+    expect(await entry.exited).toBe(0);
     await eventually(async () => (readdirSync("/proc").includes(String(browser)) ? undefined : true), "Chromium to exit");
   });
 });

@@ -5,16 +5,16 @@ import { poolFiller } from "#shared/domain/pool-filler.ts";
 import { poolsCore } from "#shared/domain/pools.ts";
 import { dynamoPoolStore } from "#shared/store/pools-store.ts";
 import { ensureTable } from "../../infra/local/dynamodb-local.ts";
-import { fakeEcs, fakeEcsBrowsers, standInTaskPort } from "../support/fake-ecs.ts";
+import { fakeEcs, fakeEcsBrowsers, standInRouter } from "../support/fake-ecs.ts";
 import { tableClientAt } from "../support/stack.ts";
 
-let taskPort: Awaited<ReturnType<typeof standInTaskPort>>;
+let router: Awaited<ReturnType<typeof standInRouter>>;
 
 beforeAll(async () => {
-  taskPort = await standInTaskPort();
+  router = await standInRouter();
 });
 afterAll(async () => {
-  await taskPort?.stop();
+  await router?.stop();
 });
 
 describe("a pool on ECS tasks", () => {
@@ -23,7 +23,7 @@ describe("a pool on ECS tasks", () => {
     await ensureTable(inject("dynamoEndpoint"), tableName);
     const store = dynamoPoolStore(tableClientAt(inject("dynamoEndpoint")), tableName);
     const fake = fakeEcs();
-    const browsers = fakeEcsBrowsers(fake.ecs, taskPort.port);
+    const browsers = fakeEcsBrowsers(fake.ecs, router.url);
     let clock = new Date("2026-11-23T10:00:00.000Z");
     const now = () => clock;
     const core = poolsCore({ pools: store, browsers, resolveProfile: async () => "unused", now });

@@ -9,6 +9,7 @@ import { localChromium } from "#shared/browsers/local-chromium.ts";
 import { poolFiller } from "#shared/domain/pool-filler.ts";
 import { dynamoPoolStore } from "#shared/store/pools-store.ts";
 import { ensureTable } from "../../infra/local/dynamodb-local.ts";
+import { commandLineOf } from "../support/login-chromium.ts";
 import { eventually } from "../support/poll.ts";
 import { chromiumProcesses } from "../support/pools.ts";
 import { tableClientAt } from "../support/stack.ts";
@@ -65,6 +66,23 @@ afterAll(async () => {
   for (const pid of chromiumProcesses(root).values()) process.kill(-pid, "SIGKILL");
   rmSync(dataDir, { recursive: true, force: true });
 });
+
+/**
+ * A browser launched through the provider whose browser.json is then removed, as a crash between
+ * starting its entry and writing the file leaves it. `cleanUp` kills what a failing test leaves.
+ */
+async function launchUnrecorded(sessionId: string) {
+  const { ref } = await browsers.launch({ sessionId, startUrl: null });
+  const dir = join(root, sessionId);
+  const entry = Number(ref.slice(0, ref.indexOf("@")));
+  const chromium = chromiumProcesses(root).get(sessionId) as number;
+  rmSync(join(dir, "browser.json"));
+  const cleanUp = () => {
+    // The entry leads the process group of its Chromium and helpers.
+    if (commandLineOf(entry) !== undefined) process.kill(-entry, "SIGKILL");
+  };
+  return { ref, dir, entry, chromium, cleanUp };
+}
 
 /** The restarted service's first pass, over a table with no pools: whatever runs is a leftover. */
 async function reconcile(): Promise<void> {
@@ -142,5 +160,38 @@ describe("local Chromium", () => {
 
     await eventually(async () => (chromiumProcesses(root).has("bs_unrecorded") ? undefined : true), "the unrecorded browser to end");
     expect(existsSync(dir)).toBe(false);
+  });
+
+  it("ends the entry and its Chromium when destroying a browser whose browser.json is missing", async () => {
+    const browser = await launchUnrecorded("bs_destroy_unrecorded");
+    try {
+      expect(commandLineOf(browser.chromium)).toBeDefined();
+
+      await browsers.destroy(browser.ref);
+
+      expect(commandLineOf(browser.entry)).toBeUndefined();
+      expect(commandLineOf(browser.chromium)).toBeUndefined();
+      expect(existsSync(browser.dir)).toBe(false);
+    } finally {
+      browser.cleanUp();
+    }
+  });
+
+  it("ends, as a leftover, the entry of a launch cut short before browser.json was written, with its Chromium", async () => {
+    const browser = await launchUnrecorded("bs_entry_unrecorded");
+    try {
+      writeFileSync(join(browser.dir, "launcher.json"), JSON.stringify(await endedProcess()));
+      // Stopped, the entry cannot end itself when its Chromium ends: it stays, as an entry that has
+      // not started Chromium yet would.
+      process.kill(browser.entry, "SIGSTOP");
+
+      expect(await browsers.running()).not.toContain(browser.ref);
+
+      expect(commandLineOf(browser.entry)).toBeUndefined();
+      expect(commandLineOf(browser.chromium)).toBeUndefined();
+      expect(existsSync(browser.dir)).toBe(false);
+    } finally {
+      browser.cleanUp();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
@@ -16,10 +17,7 @@ import {
 import { mockClient } from "aws-sdk-client-mock";
 import { ecsBrowsers, poolTaskStartedBy } from "#shared/browsers/ecs-tasks.ts";
 
-/**
- * An ECS client whose cluster lives in memory, behind aws-sdk-client-mock: tasks start RUNNING with
- * 127.0.0.1 as their private address, so their admin port can be a local stand-in.
- */
+/** An ECS client whose cluster lives in memory, behind aws-sdk-client-mock: tasks start RUNNING. */
 export function fakeEcs() {
   const ecs = new ECSClient({ region: "eu-west-1", credentials: { accessKeyId: "test", secretAccessKey: "test" } });
   const mock = mockClient(ecs);
@@ -83,24 +81,28 @@ export function fakeEcs() {
 }
 
 export interface AdminCall {
+  /** The task id the call was addressed to, as the router's path names it. */
+  task: string;
   method: string;
+  /** The path on the task's lease proxy, after the router's `/browsers/<task id>`. */
   path: string;
   authorization: string | undefined;
   body: string;
 }
 
 /**
- * A 127.0.0.1 stand-in for a task's lease proxy: records every admin call, answers the health check
- * 200 and the lease calls 204.
+ * A 127.0.0.1 stand-in for the router in front of the tasks' lease proxies: records every admin
+ * call, answers the health check 200 and the lease calls 204.
  */
-export async function standInTaskPort() {
+export async function standInRouter() {
   const calls: AdminCall[] = [];
   let healthRefusals = 0;
   const server = createServer(async (request: IncomingMessage, response) => {
     let body = "";
     for await (const chunk of request) body += chunk;
-    calls.push({ method: request.method as string, path: request.url as string, authorization: request.headers.authorization, body });
-    if (request.url !== "/health") return void response.writeHead(204).end();
+    const [, task = "", path = ""] = /^\/browsers\/([^/]+)(\/.*)$/.exec(request.url as string) ?? [];
+    calls.push({ task, method: request.method as string, path, authorization: request.headers.authorization, body });
+    if (path !== "/health") return void response.writeHead(204).end();
     if (healthRefusals > 0) {
       healthRefusals -= 1;
       return void response.writeHead(503).end("chromium does not answer");
@@ -109,7 +111,7 @@ export async function standInTaskPort() {
   });
   await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
   return {
-    port: (server.address() as AddressInfo).port,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
     /** Answers the next `times` health checks 503, as an entry whose Chromium does not answer yet. */
     refuseHealth(times: number) {
@@ -119,8 +121,11 @@ export async function standInTaskPort() {
   };
 }
 
-/** The ECS provider over `ecs` (a `fakeEcs()` client), its tasks' admin port the stand-in on `proxyPort`. */
-export function fakeEcsBrowsers(ecs: ReturnType<typeof fakeEcs>["ecs"], proxyPort: number) {
+/** Admin secrets as KMS's GenerateMac derives them, under a key held here. */
+export const hmacAdminSecrets = (key: string) => async (sessionId: string) => createHmac("sha256", key).update(sessionId).digest("base64url");
+
+/** The ECS provider over `ecs` (a `fakeEcs()` client), reaching its tasks through the stand-in router at `routerUrl`. */
+export function fakeEcsBrowsers(ecs: ReturnType<typeof fakeEcs>["ecs"], routerUrl: string) {
   return ecsBrowsers({
     ecs,
     cluster: "browsers",
@@ -129,7 +134,7 @@ export function fakeEcsBrowsers(ecs: ReturnType<typeof fakeEcs>["ecs"], proxyPor
     securityGroups: ["sg-browser"],
     assignPublicIp: false,
     containerName: "browser",
-    adminKey: "a key only the pool functions hold, long enough",
-    proxyPort,
+    adminSecret: hmacAdminSecrets("a key only the pool functions hold, long enough"),
+    routerUrl,
   });
 }

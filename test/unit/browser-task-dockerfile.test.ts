@@ -7,6 +7,9 @@ import { describe, expect, it } from "vitest";
 
 const root = resolve(import.meta.dirname, "../..");
 const entry = "shared/browsers/task/entry.ts";
+/** The router's service runs this image with its own entry point. */
+const routerEntry = "shared/browsers/router/entry.ts";
+const entries = [entry, routerEntry];
 const dockerfilePath = "infra/browser-task/Dockerfile";
 
 interface Instruction {
@@ -79,9 +82,9 @@ async function filesNamedIn(source: string): Promise<string[]> {
     .filter((path) => !path.startsWith("..") && existsSync(join(root, path)) && statSync(join(root, path)).isFile());
 }
 
-/** Every file of the repository the entry loads, and every package it imports, followed transitively. */
-async function entryNeeds(): Promise<{ files: string[]; packages: string[] }> {
-  const entryPoints = new Set([entry]);
+/** Every file of the repository an entry loads, and every package it imports, followed transitively. */
+async function entryNeeds(entryFile: string): Promise<{ files: string[]; packages: string[] }> {
+  const entryPoints = new Set([entryFile]);
   for (;;) {
     const { metafile } = await build({
       entryPoints: [...entryPoints],
@@ -110,8 +113,11 @@ async function entryNeeds(): Promise<{ files: string[]; packages: string[] }> {
   }
 }
 
-let needs: ReturnType<typeof entryNeeds> | undefined;
-const entryNeedsOnce = () => (needs ??= entryNeeds());
+const needs = new Map<string, ReturnType<typeof entryNeeds>>();
+function entryNeedsOnce(entryFile: string): ReturnType<typeof entryNeeds> {
+  if (!needs.has(entryFile)) needs.set(entryFile, entryNeeds(entryFile));
+  return needs.get(entryFile)!;
+}
 
 describe("the browser task's Dockerfile", () => {
   it("runs the entry that runs locally, with node", () => {
@@ -121,12 +127,12 @@ describe("the browser task's Dockerfile", () => {
     expect(JSON.parse(entrypoints[0]!.args)).toEqual(["node", entry]);
   });
 
-  it("copies every file the entry loads into the image, and the build context keeps them", async () => {
-    const { files } = await entryNeedsOnce();
+  it.each(entries)("copies every file %s loads into the image, and the build context keeps them", async (entryFile) => {
+    const { files } = await entryNeedsOnce(entryFile);
     // package.json makes the .ts files ES modules and maps their #shared/* imports.
     const needed = ["package.json", ...files];
 
-    expect(files).toContain(entry);
+    expect(files).toContain(entryFile);
     expect(needed.filter((file) => !copied(file))).toEqual([]);
     expect(needed.filter((file) => buildContext.ignores(join(root, file)))).toEqual([]);
   });
@@ -138,8 +144,8 @@ describe("the browser task's Dockerfile", () => {
     expect(sources.filter((source) => !existsSync(join(root, source)) || buildContext.ignores(join(root, source)))).toEqual([]);
   });
 
-  it("installs every package the entry imports, as a production dependency", async () => {
-    const { packages } = await entryNeedsOnce();
+  it.each(entries)("installs every package %s imports, as a production dependency", async (entryFile) => {
+    const { packages } = await entryNeedsOnce(entryFile);
     const { dependencies } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> };
     const installs = dockerfileStages.flat().filter((instruction) => instruction.keyword === "RUN" && /\bnpm ci\b/.test(instruction.args));
 
@@ -162,14 +168,21 @@ describe("the browser task's Dockerfile", () => {
     expect(exposed).toEqual([finalEnv.get("BROWSER_TASK_PORT")]);
   });
 
-  it("sets only settings the entry reads, and points it at a Chromium copied into the image", () => {
+  it("has the router, run from the same image, listen on every interface", () => {
+    expect(finalEnv.get("ROUTER_HOST")).toBe("0.0.0.0");
+  });
+
+  it("sets only settings the entries read, and points the browser task's at a Chromium copied into the image", () => {
     const entrySource = readFileSync(join(root, entry), "utf8");
+    const routerSource = readFileSync(join(root, routerEntry), "utf8");
     const settings = [...finalEnv.keys()].filter((name) => name.startsWith("BROWSER_TASK_"));
+    const routerSettings = [...finalEnv.keys()].filter((name) => name.startsWith("ROUTER_"));
     const copiedFromStages = all("COPY")
       .filter((instruction) => /--from=/.test(instruction.args))
       .map((instruction) => withoutFlags(instruction.args).at(-1) ?? "");
 
     expect(settings.filter((name) => !entrySource.includes(name))).toEqual([]);
+    expect(routerSettings.filter((name) => !routerSource.includes(name))).toEqual([]);
     expect(copiedFromStages.some((destination) => finalEnv.get("BROWSER_TASK_CHROMIUM")?.startsWith(`${destination.replace(/\/$/, "")}/`))).toBe(true);
   });
 

@@ -1,18 +1,18 @@
 import { DescribeTasksCommand, InvalidParameterException, ListTasksCommand, RunTaskCommand, StopTaskCommand, type RunTaskCommandInput } from "@aws-sdk/client-ecs";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { ecsBrowsers, type EcsBrowsersOptions, poolTaskStartedBy, taskAdminSecret } from "#shared/browsers/ecs-tasks.ts";
+import { ecsBrowsers, type EcsBrowsersOptions, poolTaskStartedBy, routedTask } from "#shared/browsers/ecs-tasks.ts";
 import { sha256Hex } from "#shared/browsers/task/digest.ts";
 import { log } from "#shared/log.ts";
-import { fakeEcs, standInTaskPort } from "../support/fake-ecs.ts";
+import { fakeEcs, hmacAdminSecrets, standInRouter } from "../support/fake-ecs.ts";
 
-const adminKey = "a key only the pool functions hold, long enough";
-let taskPort: Awaited<ReturnType<typeof standInTaskPort>>;
+const adminSecret = hmacAdminSecrets("a key only the pool functions hold, long enough");
+let router: Awaited<ReturnType<typeof standInRouter>>;
 
 beforeAll(async () => {
-  taskPort = await standInTaskPort();
+  router = await standInRouter();
 });
 afterAll(async () => {
-  await taskPort?.stop();
+  await router?.stop();
 });
 afterEach(() => {
   vi.restoreAllMocks();
@@ -28,8 +28,8 @@ function providerOn(cluster = "browsers", settings: Partial<EcsBrowsersOptions> 
     securityGroups: ["sg-browser"],
     assignPublicIp: false,
     containerName: "browser",
-    adminKey,
-    proxyPort: taskPort.port,
+    adminSecret,
+    routerUrl: router.url,
     ...settings,
   });
   return { fake, browsers };
@@ -61,13 +61,23 @@ describe("the ECS browser provider", () => {
         name: "browser",
         environment: expect.arrayContaining([
           { name: "BROWSER_TASK_DEVTOOLS_ID", value: "bs_one" },
-          { name: "BROWSER_TASK_ADMIN_SECRET_SHA256", value: sha256Hex(taskAdminSecret(adminKey, "bs_one")) },
+          { name: "BROWSER_TASK_ADMIN_SECRET_SHA256", value: sha256Hex(await adminSecret("bs_one")) },
           { name: "BROWSER_TASK_START_URL", value: "https://example.test/start" },
         ]),
       },
     ]);
     expect(fake.mock.commandCalls(DescribeTasksCommand, { cluster: "browsers", tasks: [launched.ref] }).length).toBeGreaterThan(0);
-    expect(launched).toEqual({ ref: [...fake.tasks.keys()][0], cdpWsUrl: `ws://127.0.0.1:${taskPort.port}/devtools/browser/bs_one`, headless: true });
+    const [arn] = [...fake.tasks.keys()];
+    const taskId = arn?.split("/").at(-1);
+    expect(launched).toEqual({ ref: arn, cdpWsUrl: `${router.url.replace("http:", "ws:")}/browsers/${taskId}/devtools/browser/bs_one`, headless: true });
+  });
+
+  it("reaches a task through the router by the id that ends its ARN, over wss:// behind an https router", () => {
+    const arn = "arn:aws:ecs:eu-west-1:123456789012:task/acs-browsers/0123456789abcdef0123456789abcdef";
+    expect(routedTask("https://d111111abcdef8.cloudfront.net", arn, "bs_remote")).toEqual({
+      origin: "https://d111111abcdef8.cloudfront.net/browsers/0123456789abcdef0123456789abcdef",
+      devtoolsUrl: "wss://d111111abcdef8.cloudfront.net/browsers/0123456789abcdef0123456789abcdef/devtools/browser/bs_remote",
+    });
   });
 
   it("passes no start URL when the pool has none", async () => {
@@ -94,36 +104,38 @@ describe("the ECS browser provider", () => {
     const failure = await browsers.launch({ sessionId: "bs_dies", startUrl: null }).catch((error: Error) => error);
     expect(failure).toBeInstanceOf(Error);
     expect(String(failure)).toContain("CannotPullContainerError: pull access denied");
-    expect(String(failure)).not.toContain(taskAdminSecret(adminKey, "bs_dies"));
+    expect(String(failure)).not.toContain(await adminSecret("bs_dies"));
     expect(fake.mock.commandCalls(StopTaskCommand, { task: "arn:aws:ecs:eu-west-1:123456789012:task/browsers/never-ran" })).toHaveLength(1);
   });
 
   it("resolves a launch only once the task's entry answers its health check with the admin secret", async () => {
     const { browsers } = providerOn();
-    const before = taskPort.calls.length;
-    taskPort.refuseHealth(2);
+    const before = router.calls.length;
+    router.refuseHealth(2);
 
     await browsers.launch({ sessionId: "bs_warming", startUrl: null });
 
-    const healthChecks = taskPort.calls.slice(before).filter((call) => call.path === "/health");
-    expect(healthChecks).toEqual(
-      Array.from({ length: 3 }, () => ({ method: "GET", path: "/health", authorization: `Bearer ${taskAdminSecret(adminKey, "bs_warming")}`, body: "" })),
+    const healthChecks = router.calls.slice(before).filter((call) => call.path === "/health");
+    const authorization = `Bearer ${await adminSecret("bs_warming")}`;
+    const task = router.calls.at(-1)?.task;
+    expect(task).toMatch(/^[0-9]{32}$/);
+    expect(healthChecks).toEqual(Array.from({ length: 3 }, () => ({ task, method: "GET", path: "/health", authorization, body: "" })),
     );
   });
 
   it("stops a running task whose entry never answers within the start timeout, and rejects", { timeout: 20_000 }, async () => {
-    const silentPort = await standInTaskPort();
+    const silentRouter = await standInRouter();
     try {
-      silentPort.refuseHealth(Number.POSITIVE_INFINITY);
+      silentRouter.refuseHealth(Number.POSITIVE_INFINITY);
       // The smallest timeout the SDK's running waiter accepts.
-      const { fake, browsers } = providerOn("browsers", { proxyPort: silentPort.port, startTimeoutSeconds: 7 });
+      const { fake, browsers } = providerOn("browsers", { routerUrl: silentRouter.url, startTimeoutSeconds: 7 });
 
       await expect(browsers.launch({ sessionId: "bs_silent", startUrl: null })).rejects.toThrow("did not answer its health check within 7 s (HTTP 503)");
 
       const [arn] = [...fake.tasks.keys()];
       expect(fake.mock.commandCalls(StopTaskCommand, { cluster: "browsers", task: arn })).toHaveLength(1);
     } finally {
-      await silentPort.stop();
+      await silentRouter.stop();
     }
   });
 
@@ -196,20 +208,21 @@ describe("the ECS browser provider", () => {
     const { browsers } = providerOn();
     const { ref } = await browsers.launch({ sessionId: "bs_leased", startUrl: null });
     const expiresAt = new Date("2030-01-01T00:00:00.000Z");
-    const before = taskPort.calls.length;
+    const before = router.calls.length;
 
     await browsers.grantLease(ref, { token: "the-lease-token", expiresAt });
     await browsers.endLease(ref);
 
-    const authorization = `Bearer ${taskAdminSecret(adminKey, "bs_leased")}`;
-    expect(taskPort.calls.slice(before)).toEqual([
+    const authorization = `Bearer ${await adminSecret("bs_leased")}`;
+    expect(router.calls.slice(before)).toEqual([
       {
+        task: ref.split("/").at(-1),
         method: "PUT",
         path: "/lease",
         authorization,
         body: JSON.stringify({ token_sha256: sha256Hex("the-lease-token"), expires_at: expiresAt.toISOString() }),
       },
-      { method: "DELETE", path: "/lease", authorization, body: "" },
+      { task: ref.split("/").at(-1), method: "DELETE", path: "/lease", authorization, body: "" },
     ]);
   });
 
@@ -217,9 +230,9 @@ describe("the ECS browser provider", () => {
     const { fake, browsers } = providerOn();
     const { ref } = await browsers.launch({ sessionId: "bs_gone", startUrl: null });
     fake.stopOnItsOwn(ref);
-    const before = taskPort.calls.length;
+    const before = router.calls.length;
     await expect(browsers.endLease(ref)).resolves.toBeUndefined();
     await expect(browsers.grantLease(ref, { token: "t", expiresAt: new Date(Date.now() + 60_000) })).rejects.toThrow("is not running");
-    expect(taskPort.calls.length).toBe(before);
+    expect(router.calls.length).toBe(before);
   });
 });

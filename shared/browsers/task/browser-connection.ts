@@ -96,7 +96,8 @@ export function browserConnection(connect: (onMessage: (message: string) => void
       const ignore = () => {};
       for (const sessionId of attachedSessions) call("Target.detachFromTarget", { sessionId }).catch(ignore);
       attachedSessions.clear();
-      call("Target.setAutoAttach", { autoAttach: false, waitForDebuggerOnStart: false }).catch(ignore);
+      // Chromium refuses a browser-level auto-attach setting without flatten, switching it off included.
+      call("Target.setAutoAttach", { autoAttach: false, waitForDebuggerOnStart: false, flatten: true }).catch(ignore);
       call("Target.setDiscoverTargets", { discover: false }).catch(ignore);
     },
 

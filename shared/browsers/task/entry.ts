@@ -12,6 +12,12 @@
  * that never reads the ready line knows the URL; random otherwise). Once it serves, it writes one
  * JSON line on stdout:
  * `{"ready":{"port":...,"devtools_path":"/devtools/browser/<id>","chromium_pid":...}}`.
+ * It reads no arguments: a launcher may add some to tell the process apart by its command line (the
+ * local provider names the browser's directory there).
+ *
+ * When a lease ends, the browser is reset for the next holder: one fresh page at the start URL, every
+ * other page and every context the holder made closed. The default context's cookies and storage
+ * stay, since the pool's profile is what a browser is reused for.
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -40,6 +46,7 @@ const settingsSchema = z.object({
 
 const startTimeoutMs = 20_000;
 const healthTimeoutMs = 5_000;
+const resetTimeoutMs = 5_000;
 
 const parsed = settingsSchema.safeParse(process.env);
 if (!parsed.success) {
@@ -47,13 +54,14 @@ if (!parsed.success) {
   process.exit(2);
 }
 const settings = parsed.data;
+const startUrl = settings.BROWSER_TASK_START_URL ?? "about:blank";
 
 // Chromium runs web pages: it gets none of the entry's own settings, the admin secret least of all.
 const chromiumEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("BROWSER_TASK_")));
 const userDataDir = settings.BROWSER_TASK_USER_DATA_DIR ?? (await mkdtemp(join(tmpdir(), "browser-task-")));
 const chromium = spawn(
   settings.BROWSER_TASK_CHROMIUM,
-  [...baseChromiumFlags, "--headless", "--remote-debugging-pipe", `--user-data-dir=${userDataDir}`, settings.BROWSER_TASK_START_URL ?? "about:blank"],
+  [...baseChromiumFlags, "--headless", "--remote-debugging-pipe", `--user-data-dir=${userDataDir}`, startUrl],
   // stdout stays free for the ready line; Chromium's own log goes where the entry's does.
   { stdio: ["ignore", "ignore", "inherit", "pipe", "pipe"], env: chromiumEnv },
 );
@@ -91,6 +99,36 @@ async function chromiumUp(timeoutMs: number): Promise<boolean> {
   return Promise.race([answered, sleep(timeoutMs, false, { ref: false })]);
 }
 
+async function pageTargets(): Promise<string[]> {
+  const { targetInfos } = (await connection.call("Target.getTargets")) as { targetInfos: { targetId: string; type: string }[] };
+  return targetInfos.filter((target) => target.type === "page").map((target) => target.targetId);
+}
+
+/**
+ * Leaves one fresh page at the start URL and no other, and no browser context but the default one:
+ * a context the last holder made holds that holder's cookies. The fresh page comes first, so the
+ * browser is never without one. Target.closeTarget answers before the page is gone, and a closing
+ * page may still have opened another: the pages are listed again until only the fresh one is left.
+ */
+async function resetPages(): Promise<void> {
+  const { targetId: fresh } = (await connection.call("Target.createTarget", { url: startUrl })) as { targetId: string };
+  const { browserContextIds } = (await connection.call("Target.getBrowserContexts")) as { browserContextIds: string[] };
+  await Promise.all(browserContextIds.map((browserContextId) => connection.call("Target.disposeBrowserContext", { browserContextId })));
+  const deadline = Date.now() + resetTimeoutMs;
+  const closing = new Set<string>();
+  for (;;) {
+    const others = (await pageTargets()).filter((targetId) => targetId !== fresh);
+    if (others.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`${others.length} pages of the last lease were still open ${resetTimeoutMs} ms into the reset`);
+    for (const targetId of others.filter((each) => !closing.has(each))) {
+      closing.add(targetId);
+      // A page that closed itself meanwhile is refused; one that really stays open fails the deadline.
+      connection.call("Target.closeTarget", { targetId }).catch(() => {});
+    }
+    await sleep(10);
+  }
+}
+
 if (!(await chromiumUp(startTimeoutMs))) {
   process.stderr.write(`browser task: Chromium did not answer over its pipe within ${startTimeoutMs} ms\n`);
   chromium.kill("SIGKILL");
@@ -103,6 +141,7 @@ const proxy = leaseProxy({
   devtoolsPath,
   connection,
   chromiumUp: () => chromiumUp(healthTimeoutMs),
+  resetBrowser: resetPages,
 });
 server = proxy;
 await new Promise<void>((listening) => proxy.listen(settings.BROWSER_TASK_PORT, settings.BROWSER_TASK_HOST, listening));

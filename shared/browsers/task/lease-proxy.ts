@@ -14,6 +14,8 @@ export interface LeaseProxyOptions {
   connection: BrowserConnection;
   /** Whether Chromium answers over its pipe. */
   chromiumUp(): Promise<boolean>;
+  /** Leaves the browser as a new lease's holder should find it, whatever the last holder did. */
+  resetBrowser(): Promise<void>;
 }
 
 const leaseBody = z.object({
@@ -32,14 +34,14 @@ function sameDigest(text: string, digest: Buffer): boolean {
 }
 
 /** Follows ws's own pattern for refusing an upgrade: a plain HTTP answer on the raw socket, then close. */
-function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
+export function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(reason)}\r\n\r\n${reason}`,
   );
 }
 
-function answer(response: ServerResponse, status: number, body: string): void {
+export function answer(response: ServerResponse, status: number, body: string): void {
   response.writeHead(status, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" }).end(body);
 }
 
@@ -59,7 +61,8 @@ async function readBody(request: IncomingMessage): Promise<string | undefined> {
  * token, and the admin calls for the holder of the admin secret. Nothing of DevTools answers anyone
  * else, HTTP routes such as /json/version included. It serves one DevTools client at a time: the
  * browser has one pipe, and a lease is one client's; a second one is refused while the first is
- * connected.
+ * connected. When a lease ends (ended, expired or replaced) the browser is reset, and the next lease
+ * is granted only once the reset has left it clean.
  */
 export function leaseProxy(options: LeaseProxyOptions): Server {
   const adminDigest = Buffer.from(options.adminSecretSha256, "hex");
@@ -67,6 +70,8 @@ export function leaseProxy(options: LeaseProxyOptions): Server {
   let lease: { tokenSha256: Buffer; expiresAt: number } | undefined;
   let expiryTimer: NodeJS.Timeout | undefined;
   let client: WebSocket | undefined;
+  /** The reset that followed the last lease's end. */
+  let reset: Promise<void> = Promise.resolve();
 
   const isAdmin = (request: IncomingMessage) => {
     const [scheme, secret] = (request.headers.authorization ?? "").split(" ");
@@ -85,6 +90,16 @@ export function leaseProxy(options: LeaseProxyOptions): Server {
     client = undefined;
   }
 
+  function endCurrentLease(reason: string): void {
+    lease = undefined;
+    clearTimeout(expiryTimer);
+    cutClient(reason);
+    // Run after the previous reset, whatever its outcome: the latest one alone says whether the browser is clean.
+    reset = reset.catch(() => {}).then(() => options.resetBrowser());
+    // An expiry's reset has no caller: its failure reaches the next grant or end, which wait for it.
+    reset.catch(() => {});
+  }
+
   function watchExpiry(): void {
     clearTimeout(expiryTimer);
     if (!lease) return;
@@ -93,8 +108,7 @@ export function leaseProxy(options: LeaseProxyOptions): Server {
       expiryTimer = setTimeout(watchExpiry, Math.min(left, maxTimerMs));
       return;
     }
-    lease = undefined;
-    cutClient("the lease expired");
+    endCurrentLease("the lease expired");
   }
 
   async function grantLease(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -108,17 +122,22 @@ export function leaseProxy(options: LeaseProxyOptions): Server {
     const parsed = leaseBody.safeParse(json);
     if (!parsed.success) return answer(response, 400, z.prettifyError(parsed.error));
     const tokenSha256 = Buffer.from(parsed.data.token_sha256, "hex");
-    // The client of an earlier lease loses the browser to the new holder.
-    if (lease && !timingSafeEqual(lease.tokenSha256, tokenSha256)) cutClient("the lease ended");
+    // The client of an earlier lease loses the browser to the new holder, who gets it reset. A lease
+    // granted while this grant waited is ended in turn: the latest grant wins.
+    for (;;) {
+      await reset;
+      if (!lease || timingSafeEqual(lease.tokenSha256, tokenSha256)) break;
+      endCurrentLease("the lease ended");
+    }
     lease = { tokenSha256, expiresAt: Date.parse(parsed.data.expires_at) };
     watchExpiry();
     answer(response, 204, "");
   }
 
-  function endLease(response: ServerResponse): void {
-    lease = undefined;
-    watchExpiry();
-    cutClient("the lease ended");
+  /** Answers once the browser is reset: a browser released for reuse is clean, or known not to be. */
+  async function endLease(response: ServerResponse): Promise<void> {
+    if (lease) endCurrentLease("the lease ended");
+    await reset;
     answer(response, 204, "");
   }
 
@@ -131,7 +150,7 @@ export function leaseProxy(options: LeaseProxyOptions): Server {
     if (!isAdmin(request)) return answer(response, 401, "only the lease's DevTools WebSocket and the admin calls are served here");
     const path = new URL(request.url ?? "/", "http://entry").pathname;
     if (path === "/lease" && request.method === "PUT") return void grantLease(request, response).catch(() => answer(response, 500, "the lease was not granted"));
-    if (path === "/lease" && request.method === "DELETE") return endLease(response);
+    if (path === "/lease" && request.method === "DELETE") return void endLease(response).catch(() => answer(response, 500, "the browser could not be reset"));
     if (path === "/health" && request.method === "GET") return void health(response);
     answer(response, 404, "no such admin route");
   });
