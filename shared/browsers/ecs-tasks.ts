@@ -13,7 +13,7 @@ import {
 import { log } from "../log.ts";
 import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
 import { sha256Hex } from "./task/digest.ts";
-import { adminCallTimeoutMs, leaseCall } from "./task/lease-call.ts";
+import { adminCallTimeoutMs, leaseCall, type LeaseChange } from "./task/lease-call.ts";
 
 export interface EcsBrowsersOptions {
   ecs: ECSClient;
@@ -186,15 +186,15 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
     task.lastStatus !== "RUNNING" && task.createdAt !== undefined && Date.now() - task.createdAt.getTime() < startTimeoutSeconds * 1000;
 
   /** An admin call to the task's lease proxy; a task already gone needs none. */
-  async function taskLeaseCall(ref: string, lease: { token: string; expiresAt: Date } | null): Promise<void> {
+  async function taskLeaseCall(ref: string, change: LeaseChange): Promise<void> {
     const task = await describeTask(ref);
     if (!task || isStopping(task)) {
-      if (lease === null) return;
+      if ("end" in change) return;
       throw new Error(`browser task ${ref} is not running`);
     }
     const sessionId = sessionIdOf(task);
     if (!sessionId) throw new Error(`browser task ${ref} has no session id`);
-    await leaseCall(taskOrigin(ref), await options.adminSecret(sessionId), lease, `browser task ${ref}`);
+    await leaseCall(taskOrigin(ref), await options.adminSecret(sessionId), change, `browser task ${ref}`);
   }
 
   return {
@@ -213,10 +213,10 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
       return arns.filter((arn) => !starting.has(arn));
     },
     async grantLease(ref, lease) {
-      await taskLeaseCall(ref, lease);
+      await taskLeaseCall(ref, { grant: lease });
     },
-    async endLease(ref) {
-      await taskLeaseCall(ref, null);
+    async endLease(ref, leaseId) {
+      await taskLeaseCall(ref, { end: leaseId });
     },
   };
 }

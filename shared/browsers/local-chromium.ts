@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
 import { sha256Hex } from "./task/digest.ts";
-import { leaseCall } from "./task/lease-call.ts";
+import { leaseCall, type LeaseChange } from "./task/lease-call.ts";
 
 export interface LocalChromiumOptions {
   /**
@@ -391,10 +391,10 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
   }
 
   /** One lease call to the entry, authorized by the admin secret kept in the browser's directory. */
-  async function entryLeaseCall(dir: string, lease: { token: string; expiresAt: Date } | null): Promise<void> {
+  async function entryLeaseCall(dir: string, change: LeaseChange): Promise<void> {
     const [adminSecret, ready] = await Promise.all([readFile(adminSecretFile(dir), "utf8"), entryReady(dir)]);
     if (!ready) throw new Error("the browser's entry has not announced its port");
-    await leaseCall(`http://127.0.0.1:${ready.port}`, adminSecret, lease, "the browser's entry");
+    await leaseCall(`http://127.0.0.1:${ready.port}`, adminSecret, change, "the browser's entry");
   }
 
   return {
@@ -406,13 +406,13 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
     destroy,
 
     async grantLease(ref, lease) {
-      await entryLeaseCall(parseRef(ref).dir, lease);
+      await entryLeaseCall(parseRef(ref).dir, { grant: lease });
     },
 
-    async endLease(ref) {
+    async endLease(ref, leaseId) {
       const { pid, dir } = parseRef(ref);
       // A browser that is gone admits no one.
-      if (await isRunning(pid, dir)) await entryLeaseCall(dir, null);
+      if (await isRunning(pid, dir)) await entryLeaseCall(dir, { end: leaseId });
     },
 
     /**

@@ -18,12 +18,21 @@ export interface BrowserProvider {
    * `token`, and no other: a client of an earlier lease is cut, and the browser is reset as
    * `endLease` does before the new holder gets it. The provider keeps no copy of the token.
    */
-  grantLease(ref: string, lease: { token: string; expiresAt: Date }): Promise<void>;
+  grantLease(ref: string, lease: LeaseGrant): Promise<void>;
   /**
-   * Ends the current lease, cuts its open clients and leaves one fresh page at the start URL, every
-   * other page closed (cookies and storage stay); a browser already gone is not an error.
+   * Ends lease `leaseId` if it is still the browser's current one, cuts its open clients and leaves
+   * one fresh page at the start URL, every other page closed (cookies and storage stay). A lease
+   * already ended, even one replaced since, and a browser already gone are not errors: a late
+   * release must not end the lease that followed.
    */
-  endLease(ref: string): Promise<void>;
+  endLease(ref: string, leaseId: string): Promise<void>;
+}
+
+/** A lease as the pool grants it; `id` names it (the pool uses its `leased_at`). */
+export interface LeaseGrant {
+  id: string;
+  token: string;
+  expiresAt: Date;
 }
 
 export interface LaunchSpec {

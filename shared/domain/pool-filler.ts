@@ -99,7 +99,7 @@ export function poolFiller(deps: PoolFillerDeps) {
           // Its client is cut cleanly before the browser goes; only after the record is gone, so no
           // later lease of the browser can be the one ended.
           if (removed) {
-            await deps.browsers.endLease(removed.ref).catch((error: unknown) =>
+            await deps.browsers.endLease(removed.ref, removed.leased_at as string).catch((error: unknown) =>
               log.warn("an expired lease could not be ended before its browser was destroyed", { pool: pool.id, session: removed.session_id, ...errorFields(error) }),
             );
           }

@@ -101,7 +101,7 @@ export function poolsCore(deps: PoolsCoreDeps) {
    */
   async function grantToken(pool: Pool, leased: PooledBrowser, token: string, expiresAt: Date): Promise<boolean> {
     try {
-      await deps.browsers.grantLease(leased.ref, { token, expiresAt });
+      await deps.browsers.grantLease(leased.ref, { id: leased.leased_at as string, token, expiresAt });
       return true;
     } catch (error) {
       log.warn("a leased browser refused its token: destroying it", { pool: pool.id, session: leased.session_id, ...errorFields(error) });
@@ -232,7 +232,7 @@ export function poolsCore(deps: PoolsCoreDeps) {
       if (browser.state !== "leased" || browser.leased_at === null) throw notLeased();
       const leaseEnded =
         reuse &&
-        (await deps.browsers.endLease(browser.ref).then(
+        (await deps.browsers.endLease(browser.ref, browser.leased_at).then(
           () => true,
           (error: unknown) => {
             log.warn("a released browser's lease could not be ended: destroying it", { pool: pool.id, session: sessionId, ...errorFields(error) });

@@ -42,15 +42,16 @@ export function providerContract(name: string, makeSubject: () => Promise<Contra
     });
 
     it("grants and ends a lease on a launched browser", async () => {
-      await subject.browsers.grantLease(browser().ref, { token: randomBytes(32).toString("base64url"), expiresAt: new Date(Date.now() + 60_000) });
-      await subject.browsers.endLease(browser().ref);
+      const leaseId = new Date().toISOString();
+      await subject.browsers.grantLease(browser().ref, { id: leaseId, token: randomBytes(32).toString("base64url"), expiresAt: new Date(Date.now() + 60_000) });
+      await subject.browsers.endLease(browser().ref, leaseId);
     });
 
     it("no longer lists a destroyed browser, and ends its lease without error", async () => {
       const { ref } = browser();
       await subject.browsers.destroy(ref);
       expect(await subject.browsers.running()).not.toContain(ref);
-      await subject.browsers.endLease(ref);
+      await subject.browsers.endLease(ref, new Date().toISOString());
     });
 
     it("destroys an unknown browser without error", async () => {

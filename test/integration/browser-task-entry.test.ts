@@ -41,10 +41,15 @@ function admin(method: string, path: string, body?: unknown, secret = adminSecre
   });
 }
 
+/** A lease's id, as the pool names a lease by its start: here each token's lease is named after its first characters. */
+const leaseIdOf = (token: string) => `lease-${token.slice(0, 8)}`;
+
 async function grant(token: string, expiresAt = new Date(Date.now() + 60_000)): Promise<void> {
-  const response = await admin("PUT", "/lease", { token_sha256: sha256Hex(token), expires_at: expiresAt.toISOString() });
+  const response = await admin("PUT", "/lease", { lease_id: leaseIdOf(token), token_sha256: sha256Hex(token), expires_at: expiresAt.toISOString() });
   expect(response.status).toBe(204);
 }
+
+const endLease = (token: string) => admin("DELETE", `/lease?lease_id=${leaseIdOf(token)}`);
 
 const devtoolsUrl = (token?: string, path = devtoolsPath) => `ws://127.0.0.1:${port}${path}${token === undefined ? "" : `?token=${token}`}`;
 
@@ -153,10 +158,30 @@ describe("the browser task's entry, run locally", () => {
     await grant(token);
     const browser = await chromium.connectOverCDP(devtoolsUrl(token));
 
-    expect((await admin("DELETE", "/lease")).status).toBe(204);
+    expect((await endLease(token)).status).toBe(204);
 
     await eventually(async () => (browser.isConnected() ? undefined : true), "the client to be cut");
     expect(await upgradeStatus(devtoolsUrl(token))).toBe(401);
+  });
+
+  it("leaves the current lease and its client alone when an earlier lease is ended late, and needs the lease named", async () => {
+    const earlier = newToken();
+    await grant(earlier);
+    const current = newToken();
+    await grant(current);
+    const client = await openClient(devtoolsUrl(current));
+
+    // A release of the earlier lease that comes after the browser was leased again.
+    expect((await endLease(earlier)).status).toBe(204);
+    expect((await admin("DELETE", "/lease")).status).toBe(400);
+
+    expect(client.readyState).toBe(WebSocket.OPEN);
+    const answered = new Promise((received) => client.once("message", received));
+    client.send(JSON.stringify({ id: 1, method: "Browser.getVersion" }));
+    expect(JSON.parse(String(await answered))).toMatchObject({ id: 1, result: { product: expect.stringMatching(/Chrome/) } });
+    client.close();
+    await closed(client);
+    expect((await endLease(current)).status).toBe(204);
   });
 
   it("refuses a lease past its expiry, and cuts the client of a lease when it expires", async () => {
@@ -193,9 +218,10 @@ describe("the browser task's entry, run locally", () => {
         expect(await response.text()).not.toMatch(/webSocketDebuggerUrl|Browser|devtools/);
       }
     }
-    expect((await admin("DELETE", "/lease", undefined, newToken())).status).toBe(401);
-    expect((await admin("PUT", "/lease", { token_sha256: "00".repeat(32), expires_at: new Date().toISOString() }, newToken())).status).toBe(401);
-    expect((await admin("PUT", "/lease", { token_sha256: token, expires_at: "tomorrow" })).status).toBe(400);
+    expect((await admin("DELETE", `/lease?lease_id=${leaseIdOf(token)}`, undefined, newToken())).status).toBe(401);
+    expect((await admin("PUT", "/lease", { lease_id: "another", token_sha256: "00".repeat(32), expires_at: new Date().toISOString() }, newToken())).status).toBe(401);
+    expect((await admin("PUT", "/lease", { lease_id: "another", token_sha256: token, expires_at: "tomorrow" })).status).toBe(400);
+    expect((await admin("PUT", "/lease", { token_sha256: sha256Hex(token), expires_at: new Date().toISOString() })).status).toBe(400);
     expect((await admin("GET", "/health")).status).toBe(200);
   });
 

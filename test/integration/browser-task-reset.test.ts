@@ -30,8 +30,8 @@ afterAll(async () => {
   await executables?.dispose();
 });
 
-function admin(method: string, body?: unknown): Promise<Response> {
-  return fetch(`${entry.origin}/lease`, {
+function admin(method: string, body?: unknown, query = ""): Promise<Response> {
+  return fetch(`${entry.origin}/lease${query}`, {
     method,
     headers: { authorization: `Bearer ${adminSecret}` },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -39,9 +39,12 @@ function admin(method: string, body?: unknown): Promise<Response> {
 }
 
 /** Grants a fresh lease and answers its token. */
+/** Each token's lease is named after its first characters, as the pool names a lease by its start. */
+const leaseIdOf = (token: string) => `lease-${token.slice(0, 8)}`;
+
 async function grant(expiresAt = new Date(Date.now() + 60_000)): Promise<string> {
   const token = randomBytes(32).toString("base64url");
-  const response = await admin("PUT", { token_sha256: sha256Hex(token), expires_at: expiresAt.toISOString() });
+  const response = await admin("PUT", { lease_id: leaseIdOf(token), token_sha256: sha256Hex(token), expires_at: expiresAt.toISOString() });
   expect(response.status).toBe(204);
   return token;
 }
@@ -75,10 +78,11 @@ async function pagesSeenByNextHolder(): Promise<string[]> {
 
 describe("the browser task's reset between leases", () => {
   it("leaves the next holder one blank page when the lease is ended", async () => {
-    const last = await connect(await grant());
+    const token = await grant();
+    const last = await connect(token);
     await leaveThingsOpen(last);
 
-    expect((await admin("DELETE")).status).toBe(204);
+    expect((await admin("DELETE", undefined, `?lease_id=${leaseIdOf(token)}`)).status).toBe(204);
 
     await cut(last);
     expect(await pagesSeenByNextHolder()).toEqual(["about:blank"]);

@@ -1,12 +1,7 @@
-import { randomBytes } from "node:crypto";
 import { RunTaskCommand } from "@aws-sdk/client-ecs";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { poolFiller } from "#shared/domain/pool-filler.ts";
-import { poolsCore } from "#shared/domain/pools.ts";
-import { dynamoPoolStore } from "#shared/store/pools-store.ts";
-import { ensureTable } from "../../infra/local/dynamodb-local.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { poolsOnDynamoDbLocal } from "../support/dynamo-pools.ts";
 import { fakeEcs, fakeEcsBrowsers, standInRouter } from "../support/fake-ecs.ts";
-import { tableClientAt } from "../support/stack.ts";
 
 let router: Awaited<ReturnType<typeof standInRouter>>;
 
@@ -19,15 +14,9 @@ afterAll(async () => {
 
 describe("a pool on ECS tasks", () => {
   it("forgets a task that stopped by itself, as a crashed local browser, and launches a replacement", async () => {
-    const tableName = `ecs-pool-${randomBytes(6).toString("hex")}`;
-    await ensureTable(inject("dynamoEndpoint"), tableName);
-    const store = dynamoPoolStore(tableClientAt(inject("dynamoEndpoint")), tableName);
     const fake = fakeEcs();
-    const browsers = fakeEcsBrowsers(fake.ecs, router.url);
     let clock = new Date("2026-11-23T10:00:00.000Z");
-    const now = () => clock;
-    const core = poolsCore({ pools: store, browsers, resolveProfile: async () => "unused", now });
-    const filler = poolFiller({ pools: store, browsers, now });
+    const { store, core, filler } = await poolsOnDynamoDbLocal(fakeEcsBrowsers(fake.ecs, router.url), () => clock);
 
     const pool = await core.create("org-ecs", { size: 2, fill_rate_per_minute: 6000 });
     await filler.tick();

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { beforeEach, describe, expect, inject, it } from "vitest";
-import type { BrowserProvider } from "#shared/browsers/provider.ts";
+import type { BrowserProvider, LeaseGrant } from "#shared/browsers/provider.ts";
 import { poolFiller } from "#shared/domain/pool-filler.ts";
 import { poolsCore } from "#shared/domain/pools.ts";
 import { dynamoPoolStore } from "#shared/store/pools-store.ts";
@@ -13,7 +13,7 @@ const org = "org-filler";
 function fakeBrowsers() {
   const live = new Set<string>();
   const destroyed: string[] = [];
-  const leases = new Map<string, { token: string; expiresAt: Date }>();
+  const leases = new Map<string, LeaseGrant>();
   const endedLeases: string[] = [];
   /** Browsers whose lease calls fail, as a browser whose proxy does not answer. */
   const unreachable = new Set<string>();
@@ -35,8 +35,10 @@ function fakeBrowsers() {
       if (unreachable.has(ref)) throw new Error("the browser's proxy does not answer");
       leases.set(ref, lease);
     },
-    async endLease(ref) {
+    async endLease(ref, leaseId) {
       if (unreachable.has(ref)) throw new Error("the browser's proxy does not answer");
+      // As the browsers' proxy does: a lease ended late leaves a later one alone.
+      if (leases.get(ref)?.id !== leaseId) return;
       leases.delete(ref);
       endedLeases.push(ref);
     },
@@ -149,7 +151,7 @@ describe("lease tokens", () => {
     const first = await core.acquire(org, pool.id, 0);
     const token = tokenOf(first?.cdp_ws_url as string);
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(browsers.leases.get(ref)).toEqual({ token, expiresAt: new Date(clock.getTime() + 60_000) });
+    expect(browsers.leases.get(ref)).toEqual({ id: clock.toISOString(), token, expiresAt: new Date(clock.getTime() + 60_000) });
     expect(JSON.stringify(await store.read(org, pool.id))).not.toContain(token);
 
     await core.release(org, pool.id, first?.session_id as string, true);

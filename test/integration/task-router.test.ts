@@ -103,8 +103,13 @@ afterAll(async () => {
 afterEach(async () => {
   vi.restoreAllMocks();
   // The browser serves one client at a time: no test leaves one connected for the next.
-  await leaseCall(taskOrigin(), adminSecret, null, "the test browser");
+  if (currentLease) await leaseCall(taskOrigin(), adminSecret, { end: currentLease }, "the test browser");
+  currentLease = undefined;
 });
+
+/** The lease last granted, named after its token's first characters as the pool names a lease by its start. */
+let currentLease: string | undefined;
+const leaseIdOf = (token: string) => `lease-${token.slice(0, 8)}`;
 
 const newToken = () => randomBytes(32).toString("base64url");
 const taskOrigin = (id = taskId, routerUrl = router.url) => `${routerUrl}/browsers/${id}`;
@@ -112,7 +117,8 @@ const devtoolsUrl = (token?: string, id = taskId, routerUrl = router.url) =>
   `${taskOrigin(id, routerUrl).replace(/^http/, "ws")}/devtools/browser/${devtoolsId}${token === undefined ? "" : `?token=${token}`}`;
 
 async function grant(token: string): Promise<void> {
-  await leaseCall(taskOrigin(), adminSecret, { token, expiresAt: new Date(Date.now() + 60_000) }, "the test browser");
+  await leaseCall(taskOrigin(), adminSecret, { grant: { id: leaseIdOf(token), token, expiresAt: new Date(Date.now() + 60_000) } }, "the test browser");
+  currentLease = leaseIdOf(token);
 }
 
 function openClient(url: string, options: { autoPong?: boolean } = {}): Promise<WebSocket> {
@@ -197,7 +203,7 @@ describe("the browser-task router", () => {
     await grant(token);
     const browser = await chromium.connectOverCDP(devtoolsUrl(token));
 
-    await leaseCall(taskOrigin(), adminSecret, null, "the test browser");
+    await leaseCall(taskOrigin(), adminSecret, { end: leaseIdOf(token) }, "the test browser");
 
     await eventually(async () => (browser.isConnected() ? undefined : true), "the client to be cut");
     expect(await upgradeStatus(devtoolsUrl(token))).toBe(401);
@@ -211,7 +217,7 @@ describe("the browser-task router", () => {
     expect(version.status).toBe(401);
     expect(await version.text()).not.toMatch(/webSocketDebuggerUrl|Browser|devtools/);
 
-    await expect(leaseCall(taskOrigin(), newToken(), null, "the test browser")).rejects.toThrow(/HTTP 401/);
+    await expect(leaseCall(taskOrigin(), newToken(), { end: leaseIdOf(token) }, "the test browser")).rejects.toThrow(/HTTP 401/);
     const health = await fetch(`${taskOrigin()}/health`, { headers: { authorization: `Bearer ${adminSecret}` } });
     expect(health.status).toBe(200);
     expect(health.headers.get("content-type")).toMatch(/^text\/plain/);
@@ -219,7 +225,7 @@ describe("the browser-task router", () => {
     const badLease = await fetch(`${taskOrigin()}/lease`, {
       method: "PUT",
       headers: { authorization: `Bearer ${adminSecret}`, "content-type": "application/json" },
-      body: JSON.stringify({ token_sha256: "not a digest", expires_at: "tomorrow" }),
+      body: JSON.stringify({ lease_id: "a lease", token_sha256: "not a digest", expires_at: "tomorrow" }),
     });
     expect(badLease.status).toBe(400);
   });

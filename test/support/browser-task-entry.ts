@@ -16,6 +16,12 @@ export interface BrowserTaskEntryOptions {
   devtoolsId: string;
 }
 
+/** The entry's settings as a launch gives them, e.g. an ECS task's container overrides. */
+export interface LaunchedBrowserTaskEntryOptions {
+  chromium: string;
+  environment: Record<string, string>;
+}
+
 export interface BrowserTaskEntry {
   process: ChildProcess;
   /** Settles with the entry's exit code. */
@@ -29,18 +35,22 @@ export interface BrowserTaskEntry {
 }
 
 /** Starts the browser task's entry on 127.0.0.1 at a free port, as the local provider does, and waits for its ready line. */
-export async function startBrowserTaskEntry(options: BrowserTaskEntryOptions): Promise<BrowserTaskEntry> {
+export async function startBrowserTaskEntry(options: BrowserTaskEntryOptions | LaunchedBrowserTaskEntryOptions): Promise<BrowserTaskEntry> {
+  const launchSettings =
+    "environment" in options
+      ? options.environment
+      : { BROWSER_TASK_ADMIN_SECRET_SHA256: sha256Hex(options.adminSecret), BROWSER_TASK_DEVTOOLS_ID: options.devtoolsId };
   const userDataDir = await mkdtemp(join(tmpdir(), "acs-browser-task-"));
   const child = spawn(process.execPath, [entryScript], {
     stdio: ["ignore", "pipe", "pipe"],
     env: {
       PATH: process.env.PATH,
+      ...launchSettings,
+      // Whatever a launch sets, the entry listens on loopback only.
       BROWSER_TASK_HOST: "127.0.0.1",
       BROWSER_TASK_PORT: "0",
-      BROWSER_TASK_ADMIN_SECRET_SHA256: sha256Hex(options.adminSecret),
       BROWSER_TASK_CHROMIUM: options.chromium,
       BROWSER_TASK_USER_DATA_DIR: userDataDir,
-      BROWSER_TASK_DEVTOOLS_ID: options.devtoolsId,
     },
   });
   const exited = new Promise<number | null>((settled) => child.once("exit", settled));

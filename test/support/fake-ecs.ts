@@ -26,9 +26,9 @@ export function fakeEcs() {
   const listPageSize = 2;
   const nextArn = (cluster: string | undefined) => `arn:aws:ecs:eu-west-1:123456789012:task/${cluster}/${String(++launched).padStart(32, "0")}`;
 
-  mock.on(RunTaskCommand).callsFake((input: RunTaskCommandInput) => {
+  const runTask = (input: RunTaskCommandInput) => {
     const taskArn = nextArn(input.cluster);
-    tasks.set(taskArn, {
+    const task: Task = {
       taskArn,
       startedBy: input.startedBy,
       desiredStatus: "RUNNING",
@@ -38,9 +38,11 @@ export function fakeEcs() {
       // As ECS does: DescribeTasks shows a task's overrides, environment included.
       overrides: input.overrides,
       attachments: [{ type: "ElasticNetworkInterface", details: [{ name: "privateIPv4Address", value: "127.0.0.1" }] }],
-    });
-    return { tasks: [tasks.get(taskArn)], failures: [] };
-  });
+    };
+    tasks.set(taskArn, task);
+    return { tasks: [task], failures: [] };
+  };
+  mock.on(RunTaskCommand).callsFake(runTask);
   mock.on(DescribeTasksCommand).callsFake((input: DescribeTasksCommandInput) => {
     const arns = input.tasks ?? [];
     return {
@@ -48,12 +50,13 @@ export function fakeEcs() {
       failures: arns.filter((arn) => !tasks.has(arn)).map((arn) => ({ arn, reason: "MISSING" })),
     };
   });
-  mock.on(StopTaskCommand).callsFake((input: StopTaskCommandInput) => {
+  const stopTask = (input: StopTaskCommandInput) => {
     const task = input.task === undefined ? undefined : tasks.get(input.task);
     if (!task) throw new InvalidParameterException({ message: "The referenced task was not found.", $metadata: {} });
     Object.assign(task, { desiredStatus: "STOPPED", lastStatus: "STOPPED", stoppedReason: input.reason });
     return { task };
-  });
+  };
+  mock.on(StopTaskCommand).callsFake(stopTask);
   mock.on(ListTasksCommand).callsFake((input: ListTasksCommandInput) => {
     const matching = [...tasks.values()]
       .filter((task) => task.startedBy === input.startedBy && task.desiredStatus === (input.desiredStatus ?? "RUNNING"))
@@ -67,6 +70,9 @@ export function fakeEcs() {
     ecs,
     mock,
     tasks,
+    /** What RunTask and StopTask do to the cluster, for a test that wraps them to run more beside. */
+    runTask,
+    stopTask,
     /** What ECS shows of a task that exited by itself (Chromium crashed, the task was reclaimed). */
     stopOnItsOwn(arn: string) {
       Object.assign(tasks.get(arn) as Task, { desiredStatus: "STOPPED", lastStatus: "STOPPED", stoppedReason: "Essential container in task exited" });

@@ -210,8 +210,8 @@ describe("the ECS browser provider", () => {
     const expiresAt = new Date("2030-01-01T00:00:00.000Z");
     const before = router.calls.length;
 
-    await browsers.grantLease(ref, { token: "the-lease-token", expiresAt });
-    await browsers.endLease(ref);
+    await browsers.grantLease(ref, { id: "2029-12-31T23:00:00.000Z", token: "the-lease-token", expiresAt });
+    await browsers.endLease(ref, "2029-12-31T23:00:00.000Z");
 
     const authorization = `Bearer ${await adminSecret("bs_leased")}`;
     expect(router.calls.slice(before)).toEqual([
@@ -220,9 +220,9 @@ describe("the ECS browser provider", () => {
         method: "PUT",
         path: "/lease",
         authorization,
-        body: JSON.stringify({ token_sha256: sha256Hex("the-lease-token"), expires_at: expiresAt.toISOString() }),
+        body: JSON.stringify({ lease_id: "2029-12-31T23:00:00.000Z", token_sha256: sha256Hex("the-lease-token"), expires_at: expiresAt.toISOString() }),
       },
-      { task: ref.split("/").at(-1), method: "DELETE", path: "/lease", authorization, body: "" },
+      { task: ref.split("/").at(-1), method: "DELETE", path: "/lease?lease_id=2029-12-31T23%3A00%3A00.000Z", authorization, body: "" },
     ]);
   });
 
@@ -231,8 +231,8 @@ describe("the ECS browser provider", () => {
     const { ref } = await browsers.launch({ sessionId: "bs_gone", startUrl: null });
     fake.stopOnItsOwn(ref);
     const before = router.calls.length;
-    await expect(browsers.endLease(ref)).resolves.toBeUndefined();
-    await expect(browsers.grantLease(ref, { token: "t", expiresAt: new Date(Date.now() + 60_000) })).rejects.toThrow("is not running");
+    await expect(browsers.endLease(ref, "a lease")).resolves.toBeUndefined();
+    await expect(browsers.grantLease(ref, { id: "a lease", token: "t", expiresAt: new Date(Date.now() + 60_000) })).rejects.toThrow("is not running");
     expect(router.calls.length).toBe(before);
   });
 });

@@ -23,15 +23,22 @@ const handshakeTimeoutMs = 10_000;
  */
 const defaultPingIntervalMs = 30_000;
 
+/** A request for a task: its id, and the path and query on the task's lease proxy. */
+interface TaskRoute {
+  taskId: string;
+  path: string;
+  search: string;
+}
+
 /** `/browsers/<ECS task id>/<path on the task's lease proxy>`. */
 const taskPath = /^\/browsers\/([0-9a-f]{32})(\/.*)$/;
 
 /** The request's path and query: never logged whole, as a DevTools URL's query carries the lease token. */
 const targetOf = (request: IncomingMessage) => URL.parse(request.url ?? "/", "http://router");
 
-function taskRoute(target: URL | null): { taskId: string; path: string } | undefined {
+function taskRoute(target: URL | null): TaskRoute | undefined {
   const match = target && taskPath.exec(target.pathname);
-  return match ? { taskId: match[1] as string, path: match[2] as string } : undefined;
+  return match ? { taskId: match[1] as string, path: match[2] as string, search: target.search } : undefined;
 }
 
 function accessLog(request: IncomingMessage, target: URL | null, status: number): void {
@@ -77,7 +84,7 @@ export function taskRouter(options: TaskRouterOptions): Server {
     for (const peer of relayed) peer.close(1001, "the router is shutting down");
   });
 
-  async function forwardHttp(request: IncomingMessage, response: ServerResponse, route: { taskId: string; path: string }): Promise<void> {
+  async function forwardHttp(request: IncomingMessage, response: ServerResponse, route: TaskRoute): Promise<void> {
     const body = await readBody(request);
     if (body === undefined) {
       // The rest of the body stays unread, so the connection cannot serve another request.
@@ -96,7 +103,7 @@ export function taskRouter(options: TaskRouterOptions): Server {
     let relayedBody: Buffer;
     try {
       // The path is appended to the origin, never resolved against it: `//host/...` stays a path.
-      const upstream = await fetch(`${origin}${route.path}`, {
+      const upstream = await fetch(`${origin}${route.path}${route.search}`, {
         method: request.method,
         headers,
         body: body.length > 0 && request.method !== "GET" && request.method !== "HEAD" ? body : undefined,
@@ -157,7 +164,7 @@ export function taskRouter(options: TaskRouterOptions): Server {
     }
   }
 
-  async function relayUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, target: URL, route: { taskId: string; path: string }): Promise<void> {
+  async function relayUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, target: URL, route: TaskRoute): Promise<void> {
     let answered = false;
     const refuse = (status: number, reason: string) => {
       if (answered) return;
@@ -173,7 +180,7 @@ export function taskRouter(options: TaskRouterOptions): Server {
     if (answered || socket.destroyed) return;
     if (!origin) return refuse(404, "no such browser task");
 
-    const upstream = new WebSocket(`${origin}${route.path}${target.search}`, { handshakeTimeout: handshakeTimeoutMs });
+    const upstream = new WebSocket(`${origin}${route.path}${route.search}`, { handshakeTimeout: handshakeTimeoutMs });
     let client: WebSocket | undefined;
     // The client left before its upgrade was answered, or ws refused its handshake.
     socket.once("close", () => {

@@ -19,6 +19,7 @@ export interface LeaseProxyOptions {
 }
 
 const leaseBody = z.object({
+  lease_id: z.string().min(1).max(200),
   token_sha256: z.string().regex(/^[0-9a-f]{64}$/, "must be 64 lower-case hex digits"),
   expires_at: z.iso.datetime(),
 });
@@ -67,7 +68,7 @@ async function readBody(request: IncomingMessage): Promise<string | undefined> {
 export function leaseProxy(options: LeaseProxyOptions): Server {
   const adminDigest = Buffer.from(options.adminSecretSha256, "hex");
   const sockets = new WebSocketServer({ noServer: true });
-  let lease: { tokenSha256: Buffer; expiresAt: number } | undefined;
+  let lease: { id: string; tokenSha256: Buffer; expiresAt: number } | undefined;
   let expiryTimer: NodeJS.Timeout | undefined;
   let client: WebSocket | undefined;
   /** The reset that followed the last lease's end. */
@@ -126,17 +127,22 @@ export function leaseProxy(options: LeaseProxyOptions): Server {
     // granted while this grant waited is ended in turn: the latest grant wins.
     for (;;) {
       await reset;
-      if (!lease || timingSafeEqual(lease.tokenSha256, tokenSha256)) break;
+      if (!lease || (lease.id === parsed.data.lease_id && timingSafeEqual(lease.tokenSha256, tokenSha256))) break;
       endCurrentLease("the lease ended");
     }
-    lease = { tokenSha256, expiresAt: Date.parse(parsed.data.expires_at) };
+    lease = { id: parsed.data.lease_id, tokenSha256, expiresAt: Date.parse(parsed.data.expires_at) };
     watchExpiry();
     answer(response, 204, "");
   }
 
-  /** Answers once the browser is reset: a browser released for reuse is clean, or known not to be. */
-  async function endLease(response: ServerResponse): Promise<void> {
-    if (lease) endCurrentLease("the lease ended");
+  /**
+   * Ends lease `leaseId` if it is the current one; a lease ended already, or replaced since, is left
+   * as it is. Answers once the browser is reset: a browser released for reuse is clean, or known
+   * not to be.
+   */
+  async function endLease(leaseId: string | null, response: ServerResponse): Promise<void> {
+    if (!leaseId) return answer(response, 400, "lease_id is required: the lease to end");
+    if (lease?.id === leaseId) endCurrentLease("the lease ended");
     await reset;
     answer(response, 204, "");
   }
@@ -148,9 +154,12 @@ export function leaseProxy(options: LeaseProxyOptions): Server {
 
   const server = createServer((request, response) => {
     if (!isAdmin(request)) return answer(response, 401, "only the lease's DevTools WebSocket and the admin calls are served here");
-    const path = new URL(request.url ?? "/", "http://entry").pathname;
+    const url = new URL(request.url ?? "/", "http://entry");
+    const path = url.pathname;
     if (path === "/lease" && request.method === "PUT") return void grantLease(request, response).catch(() => answer(response, 500, "the lease was not granted"));
-    if (path === "/lease" && request.method === "DELETE") return void endLease(response).catch(() => answer(response, 500, "the browser could not be reset"));
+    if (path === "/lease" && request.method === "DELETE") {
+      return void endLease(url.searchParams.get("lease_id"), response).catch(() => answer(response, 500, "the browser could not be reset"));
+    }
     if (path === "/health" && request.method === "GET") return void health(response);
     answer(response, 404, "no such admin route");
   });
