@@ -173,6 +173,11 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
       );
       if (attempt === 200) return;
       last = typeof attempt === "number" ? `HTTP ${attempt}` : attempt;
+      // The router knows no such task: one whose entry exited has stopped, and waiting longer is no use.
+      if (attempt === 404) {
+        const task = await describeTask(arn);
+        if (!task || isStopping(task)) throw new Error(`browser task ${arn} stopped before it served (${task?.stoppedReason ?? "unknown to ECS"})`);
+      }
       await new Promise((waited) => setTimeout(waited, Math.min(healthPollIntervalMs, Math.max(0, deadline - Date.now()))));
     }
     throw new Error(`browser task ${arn} did not answer its health check within ${startTimeoutSeconds} s (${last})`);

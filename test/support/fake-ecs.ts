@@ -103,6 +103,7 @@ export interface AdminCall {
 export async function standInRouter() {
   const calls: AdminCall[] = [];
   let healthRefusals = 0;
+  let refusalStatus = 503;
   const server = createServer(async (request: IncomingMessage, response) => {
     let body = "";
     for await (const chunk of request) body += chunk;
@@ -111,7 +112,7 @@ export async function standInRouter() {
     if (path !== "/health") return void response.writeHead(204).end();
     if (healthRefusals > 0) {
       healthRefusals -= 1;
-      return void response.writeHead(503).end("chromium does not answer");
+      return void response.writeHead(refusalStatus).end(refusalStatus === 404 ? "no such browser task" : "chromium does not answer");
     }
     response.writeHead(200).end("chromium is up");
   });
@@ -119,9 +120,13 @@ export async function standInRouter() {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
-    /** Answers the next `times` health checks 503, as an entry whose Chromium does not answer yet. */
-    refuseHealth(times: number) {
+    /**
+     * Answers the next `times` health checks with `status`: 503 as an entry whose Chromium does not
+     * answer yet, 404 as the router answers for a task it does not find.
+     */
+    refuseHealth(times: number, status = 503) {
       healthRefusals = times;
+      refusalStatus = status;
     },
     stop: () => new Promise<void>((closed) => server.close(() => closed())),
   };

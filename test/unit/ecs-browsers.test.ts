@@ -139,6 +139,21 @@ describe("the ECS browser provider", () => {
     }
   });
 
+  it("gives up on a task that stopped while its entry was awaited, with ECS's reason, well before the start timeout", { timeout: 20_000 }, async () => {
+    const vanishing = await standInRouter();
+    try {
+      vanishing.refuseHealth(Number.POSITIVE_INFINITY, 404);
+      const { fake, browsers } = providerOn("browsers", { routerUrl: vanishing.url, startTimeoutSeconds: 600 });
+      const launch = browsers.launch({ sessionId: "bs_exits", startUrl: null }).catch((error: Error) => error);
+      await vi.waitFor(() => expect(vanishing.calls.some((call) => call.path === "/health")).toBe(true));
+      fake.stopOnItsOwn([...fake.tasks.keys()][0] as string);
+
+      expect(String(await launch)).toContain("stopped before it served (Essential container in task exited)");
+    } finally {
+      await vanishing.stop();
+    }
+  });
+
   it("rejects with the launch's own failure when stopping the task fails too, and notes the stop's failure", async () => {
     const { fake, browsers } = providerOn();
     const warn = vi.spyOn(log, "warn").mockImplementation(() => undefined);
