@@ -111,9 +111,12 @@ export class BrowserTasks extends Construct {
     const image = ContainerImage.fromAsset(repoRoot, { file: "infra/browser-task/Dockerfile", platform: Platform.LINUX_AMD64 });
     const logGroup = new LogGroup(this, "Logs", { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
 
+    // Sized by measuring a browser kept busy by a script-heavy page (`npm run bench -- pools`,
+    // docs/performance.md): it took more than one core and most of a gigabyte, so 1 GB would leave
+    // too little room before the task is killed for memory.
     this.taskDefinition = new FargateTaskDefinition(this, "Task", {
-      cpu: 512,
-      memoryLimitMiB: 1024,
+      cpu: 1024,
+      memoryLimitMiB: 2048,
       runtimePlatform: { cpuArchitecture: CpuArchitecture.X86_64, operatingSystemFamily: OperatingSystemFamily.LINUX },
     });
     // No task role: a task runs arbitrary web pages and must hold no AWS credentials. CDK always

@@ -112,7 +112,7 @@ describe("a stack with pools (POOLS=true)", () => {
     expect(ofType(pools, "AWS::EC2::NatGateway")).toEqual([]);
   });
 
-  it("defines one Fargate x86_64 task of 0.5 vCPU and 1 GB with no task role, serving the proxy port behind an init process and logging to a group with retention", () => {
+  it("defines one Fargate x86_64 task of 1 vCPU and 2 GB with no task role, serving the proxy port behind an init process and logging to a group with retention", () => {
     const [, task] = browserTaskDefinition(pools);
     const [logGroupId, logGroup] = ofType(pools, "AWS::Logs::LogGroup").find(([id]) => id.includes("BrowserTasksLogs"))!;
     const containers = task.Properties.ContainerDefinitions as Record<string, unknown>[];
@@ -120,8 +120,8 @@ describe("a stack with pools (POOLS=true)", () => {
     expect(task.Properties).toMatchObject({
       RequiresCompatibilities: ["FARGATE"],
       NetworkMode: "awsvpc",
-      Cpu: "512",
-      Memory: "1024",
+      Cpu: "1024",
+      Memory: "2048",
       RuntimePlatform: { CpuArchitecture: "X86_64", OperatingSystemFamily: "LINUX" },
     });
     expect(task.Properties.TaskRoleArn).toBeUndefined();
