@@ -35,12 +35,6 @@ function deployerSettingsGiven(scope: Construct): { environment: Partial<Record<
 }
 
 /**
- * The routes that lease or destroy pooled browsers. Create only writes the pool's record; the
- * scheduled filler launches its browsers.
- */
-const browserPoolRoutes = new Set(["AcquireBrowser", "ReleaseBrowser", "FlushBrowserPool", "DeleteBrowserPool", "UpdateBrowserPool"]);
-
-/**
  * Pooled browsers in AWS (ECS Fargate) are a preview, off unless the deployer gives `-c POOLS=true`:
  * their image is built by Docker at deploy, and a pool-less deploy needs no Docker.
  */
@@ -66,6 +60,7 @@ export class AuthConnectionStack extends Stack {
     const stateMachineName = `${this.stackName}-connections`;
     const { stateMachineArn, executionsArn } = workflowArns(this, stateMachineName);
     const deployer = deployerSettingsGiven(this);
+    this.browserTasks = poolsEnabled(this) ? new BrowserTasks(this, "BrowserTasks") : undefined;
     const resources: FunctionResources = {
       table: this.storage.table,
       bucket: this.storage.bucket,
@@ -81,6 +76,7 @@ export class AuthConnectionStack extends Stack {
         API_KEY_CACHE_SECONDS: String(apiKeyCacheSeconds),
         ...deployer.environment,
       },
+      browserTasks: this.browserTasks,
     };
     this.workflow = new ConnectionWorkflow(this, "Workflow", { stateMachineName, resources });
     this.api = new Api(this, "Api", {
@@ -89,14 +85,7 @@ export class AuthConnectionStack extends Stack {
       throttle: { rateLimit: 50, burstLimit: 100 },
       allowedOrigins: deployer.config.ALLOWED_ORIGINS,
     });
-    this.browserTasks = poolsEnabled(this) ? new BrowserTasks(this, "BrowserTasks") : undefined;
     this.poolFiller = this.browserTasks && this.scheduledPoolFiller(this.browserTasks, resources);
-    if (this.browserTasks) {
-      for (const { handler } of this.api.routeFunctions.filter(({ route }) => browserPoolRoutes.has(route.name))) {
-        this.browserTasks.grantLease(handler.function);
-        for (const [name, value] of Object.entries(this.browserTasks.settings)) handler.function.addEnvironment(name, value);
-      }
-    }
     this.observability = new Observability(this, "Observability", {
       dashboardName: this.stackName,
       restApi: this.api.restApi,
@@ -133,8 +122,8 @@ export class AuthConnectionStack extends Stack {
     const filler = new ServiceFunction(this, "FillBrowserPools", {
       handler: "functions/scheduled/fill-browser-pools.ts",
       description: "Keeps browser pools filled: functions/scheduled/fill-browser-pools.ts",
-      grants: ["table:read", "table:write"],
-      resources: { ...resources, environment: { ...resources.environment, ...browserTasks.settings } },
+      grants: ["table:read", "table:write", "browsers:lease"],
+      resources,
       // A launch waits for its task to run and its browser to answer.
       timeout: Duration.minutes(5),
       reservedConcurrency: 1,

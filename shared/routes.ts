@@ -40,7 +40,12 @@ export type Grant =
   /** SendTaskSuccess/Failure: resuming a login flow that waits for the user's input. */
   | "workflow:signal"
   /** Sealing and opening secrets (credentials, login state) with the secret box's KMS key. */
-  | "secrets:use";
+  | "secrets:use"
+  /**
+   * Leasing, resetting and destroying pooled browsers: stopping, describing and listing the browser
+   * tasks, and deriving their admin secrets. Nothing in a stack deployed without pools.
+   */
+  | "browsers:lease";
 
 /** Request and response bodies of these types travel base64-encoded through API Gateway. */
 export const binaryMediaTypes = ["application/zstd", "application/x-tar", "application/octet-stream", "application/zip"] as const;
@@ -129,11 +134,11 @@ export const routes: readonly Route[] = [
   { name: "CreateBrowserPool", method: "POST", path: "/browser_pools", handler: "functions/http/pools/create.ts", grants: ["table:read", "table:write"] },
   { name: "ListBrowserPools", method: "GET", path: "/browser_pools", handler: "functions/http/pools/list.ts", grants: ["table:read"] },
   { name: "GetBrowserPool", method: "GET", path: "/browser_pools/{id_or_name}", handler: "functions/http/pools/get.ts", grants: ["table:read"] },
-  { name: "UpdateBrowserPool", method: "PATCH", path: "/browser_pools/{id_or_name}", handler: "functions/http/pools/update.ts", grants: ["table:read", "table:write"] },
-  { name: "DeleteBrowserPool", method: "DELETE", path: "/browser_pools/{id_or_name}", handler: "functions/http/pools/delete.ts", grants: ["table:read", "table:write"] },
-  { name: "AcquireBrowser", method: "POST", path: "/browser_pools/{id_or_name}/acquire", handler: "functions/http/pools/acquire.ts", grants: ["table:read", "table:write"] },
-  { name: "ReleaseBrowser", method: "POST", path: "/browser_pools/{id_or_name}/release", handler: "functions/http/pools/release.ts", grants: ["table:read", "table:write"] },
-  { name: "FlushBrowserPool", method: "POST", path: "/browser_pools/{id_or_name}/flush", handler: "functions/http/pools/flush.ts", grants: ["table:read", "table:write"] },
+  { name: "UpdateBrowserPool", method: "PATCH", path: "/browser_pools/{id_or_name}", handler: "functions/http/pools/update.ts", grants: ["table:read", "table:write", "browsers:lease"] },
+  { name: "DeleteBrowserPool", method: "DELETE", path: "/browser_pools/{id_or_name}", handler: "functions/http/pools/delete.ts", grants: ["table:read", "table:write", "browsers:lease"] },
+  { name: "AcquireBrowser", method: "POST", path: "/browser_pools/{id_or_name}/acquire", handler: "functions/http/pools/acquire.ts", grants: ["table:read", "table:write", "browsers:lease"] },
+  { name: "ReleaseBrowser", method: "POST", path: "/browser_pools/{id_or_name}/release", handler: "functions/http/pools/release.ts", grants: ["table:read", "table:write", "browsers:lease"] },
+  { name: "FlushBrowserPool", method: "POST", path: "/browser_pools/{id_or_name}/flush", handler: "functions/http/pools/flush.ts", grants: ["table:read", "table:write", "browsers:lease"] },
   { name: "CreateCredential", method: "POST", path: "/credentials", handler: "functions/http/credentials/create.ts", grants: ["table:read", "table:write", "secrets:use"] },
   { name: "ListCredentials", method: "GET", path: "/credentials", handler: "functions/http/credentials/list.ts", grants: ["table:read"] },
   { name: "GetCredential", method: "GET", path: "/credentials/{id_or_name}", handler: "functions/http/credentials/get.ts", grants: ["table:read"] },

@@ -306,7 +306,7 @@ export class BrowserTasks extends Construct {
 
   /**
    * Lets `grantee` lease browsers: stop, describe and list the cluster's tasks, and derive their
-   * admin secrets; nothing else of ECS. The routes that lease and destroy browsers get this;
+   * admin secrets; nothing else of ECS. What the `browsers:lease` grant of the route table gives;
    * running tasks is for the scheduled filler alone (`grantRun`), so that no public route can start
    * tasks.
    */
@@ -322,12 +322,12 @@ export class BrowserTasks extends Construct {
   }
 
   /**
-   * Lets the scheduled filler launch browsers too: RunTask of this task definition alone (any
-   * revision) in this cluster, tagging the tasks it starts, and passing the execution role alone.
+   * Lets the scheduled filler launch browsers, beside leasing them: RunTask of this task definition
+   * alone (any revision) in this cluster, tagging the tasks it starts, and passing the execution
+   * role alone.
    */
   grantRun(grantee: IGrantable): void {
     const { arn, inCluster } = this.tasksOfCluster();
-    this.grantLease(grantee);
     const family = Stack.of(this).formatArn({
       service: "ecs",
       resource: "task-definition",

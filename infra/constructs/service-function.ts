@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import type { Config } from "#shared/config.ts";
 import type { Grant } from "#shared/routes.ts";
 import { awsSdkModules, browserPackages, lambdaBundle } from "./bundling.ts";
+import type { BrowserTasks } from "./browser-tasks.ts";
 import { acknowledgeWildcard } from "./nag.ts";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -79,6 +80,8 @@ export interface FunctionResources {
   executionsArn: string;
   /** Every function gets the whole configuration: the composition root builds every client at once. */
   environment: Partial<Record<keyof Config, string>>;
+  /** Present in a stack deployed with pools: what `browsers:lease` grants, and the settings it adds. */
+  browserTasks?: BrowserTasks;
 }
 
 export interface ServiceFunctionProps {
@@ -135,7 +138,7 @@ export class ServiceFunction extends Construct {
     });
   }
 
-  private grant(grant: Grant, { table, bucket, secretsKey, stateMachineArn, executionsArn }: FunctionResources): void {
+  private grant(grant: Grant, { table, bucket, secretsKey, stateMachineArn, executionsArn, browserTasks }: FunctionResources): void {
     switch (grant) {
       case "table:read":
         table.grantReadData(this.role);
@@ -162,6 +165,11 @@ export class ServiceFunction extends Construct {
         return;
       case "workflow:signal":
         this.role.addToPolicy(new PolicyStatement({ actions: ["states:SendTaskSuccess", "states:SendTaskFailure"], resources: [stateMachineArn] }));
+        return;
+      case "browsers:lease":
+        if (!browserTasks) return;
+        browserTasks.grantLease(this.role);
+        for (const [name, value] of Object.entries(browserTasks.settings)) this.function.addEnvironment(name, value);
         return;
       case "secrets:use":
         // A data key per seal, and its decryption to open: nothing else on the key.

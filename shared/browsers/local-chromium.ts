@@ -300,14 +300,15 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
   async function destroy(ref: string): Promise<void> {
     const { pid, dir } = parseRef(ref);
     if (await isRunning(pid, dir)) {
-      const chromium = await chromiumOf(dir);
+      const [chromium, entry] = await Promise.all([chromiumOf(dir), processInfo(pid)]);
       try {
         process.kill(-pid, "SIGKILL");
       } catch {
         // Already gone between the check and the kill.
       }
-      // The directory stays on a timeout, so that a later pass finds the browser again and ends it then.
-      await awaitExit(() => isRunning(pid, dir), `the browser entry ${pid}`);
+      // The directory stays on a timeout, so that a later pass finds the browser again and ends it
+      // then. Awaited by its start time: an exiting process's command line is empty before it is gone.
+      if (entry) await awaitExit(() => isAlive({ pid, startTime: entry.startTime }), `the browser entry ${pid}`);
       // Chromium died by the same kill, but may take a moment longer than the entry to exit.
       if (chromium) await awaitExit(() => isAlive(chromium), `Chromium ${chromium.pid}`);
     }

@@ -76,7 +76,8 @@ describe("cdk synth with bundling", () => {
       { module: "@aws-sdk/lib-dynamodb/", usedWith: ["table:read", "table:write"] },
       { module: "@aws-sdk/client-s3/", usedWith: ["archives:read", "archives:write"] },
       { module: "@aws-sdk/client-sfn/", usedWith: ["workflow:start", "workflow:stop", "workflow:signal"] },
-      { module: "@aws-sdk/client-kms/", usedWith: ["secrets:use"] },
+      { module: "@aws-sdk/client-kms/", usedWith: ["secrets:use", "browsers:lease"] },
+      { module: "@aws-sdk/client-ecs/", usedWith: ["browsers:lease"] },
     ];
     for (const fn of functions) {
       const handler = fn.Properties.Description.split(": ").at(-1) ?? "";

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { startBrowserTaskEntry, type BrowserTaskEntry } from "../support/browser-task-entry.ts";
+import { startBrowserTaskEntry, titleOverCdp, type BrowserTaskEntry } from "../support/browser-task-entry.ts";
 import { loginChromiumForTests } from "../support/login-chromium.ts";
 import { eventually } from "../support/poll.ts";
 import { startTestSite, upgradeStatus } from "../support/pools.ts";
@@ -130,14 +130,7 @@ describe("the browser task's entry, run locally", () => {
     const token = newToken();
     await grant(token);
 
-    const browser = await chromium.connectOverCDP(devtoolsUrl(token));
-    try {
-      const page = await (browser.contexts()[0] ?? (await browser.newContext())).newPage();
-      await page.goto(site.url);
-      expect(await page.title()).toBe("through the proxy");
-    } finally {
-      await browser.close();
-    }
+    expect(await titleOverCdp(devtoolsUrl(token), site.url)).toBe("through the proxy");
   });
 
   it("refuses a DevTools client without a token, with a wrong one, with an earlier lease's or on another path", async () => {

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { chromium } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
-import { startBrowserTaskEntry, type BrowserTaskEntry } from "../support/browser-task-entry.ts";
+import { startBrowserTaskEntry, titleOverCdp, type BrowserTaskEntry } from "../support/browser-task-entry.ts";
 import { loginChromiumForTests } from "../support/login-chromium.ts";
 import { eventually } from "../support/poll.ts";
 import { startTestSite, upgradeStatus } from "../support/pools.ts";
@@ -148,14 +148,7 @@ describe("the browser-task router", () => {
     const token = newToken();
     await grant(token);
 
-    const browser = await chromium.connectOverCDP(devtoolsUrl(token));
-    try {
-      const page = await (browser.contexts()[0] ?? (await browser.newContext())).newPage();
-      await page.goto(site.url);
-      expect(await page.title()).toBe("through the router");
-    } finally {
-      await browser.close();
-    }
+    expect(await titleOverCdp(devtoolsUrl(token), site.url)).toBe("through the router");
     expect(lookups).toContain(taskId);
   });
 

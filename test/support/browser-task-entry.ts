@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { chromium } from "playwright-core";
 import { sha256Hex } from "#shared/browsers/task/digest.ts";
 
 const entryScript = join(import.meta.dirname, "../../shared/browsers/task/entry.ts");
@@ -73,5 +74,17 @@ export async function startBrowserTaskEntry(options: BrowserTaskEntryOptions | L
   } catch (error) {
     await dispose();
     throw error;
+  }
+}
+
+/** Drives a browser through a DevTools URL: opens `pageUrl` in a new page and answers its title. */
+export async function titleOverCdp(devtoolsUrl: string, pageUrl: string): Promise<string> {
+  const browser = await chromium.connectOverCDP(devtoolsUrl);
+  try {
+    const page = await (browser.contexts()[0] ?? (await browser.newContext())).newPage();
+    await page.goto(pageUrl);
+    return await page.title();
+  } finally {
+    await browser.close();
   }
 }
