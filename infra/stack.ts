@@ -11,6 +11,7 @@ import { Observability } from "./constructs/observability.ts";
 import { ServiceFunction, type FunctionResources } from "./constructs/service-function.ts";
 import { Storage } from "./constructs/storage.ts";
 import { ConnectionWorkflow, workflowArns } from "./constructs/workflow.ts";
+import { scheduledFillerIntervalMinutes } from "#shared/composition/pools.ts";
 import { loadConfig, type Config } from "#shared/config.ts";
 
 /** Read by the authorizer's cache and by the functions' in-process key cache alike. */
@@ -115,8 +116,9 @@ export class AuthConnectionStack extends Stack {
 
   /**
    * The pool filler as a function that EventBridge Scheduler runs once a minute: one pass per run,
-   * at most one run at a time (reserved concurrency 1), and a run that could not start within the
-   * minute is dropped, since the next one does its work.
+   * one pass at a time (claimed in the table, without a reserved concurrency, which an account at
+   * Lambda's default limit could not spare), and a run that could not start within the minute is
+   * dropped, since the next one does its work.
    */
   private scheduledPoolFiller(browserTasks: BrowserTasks, resources: FunctionResources): ServiceFunction {
     const filler = new ServiceFunction(this, "FillBrowserPools", {
@@ -126,14 +128,13 @@ export class AuthConnectionStack extends Stack {
       resources,
       // A launch waits for its task to run and its browser to answer.
       timeout: Duration.minutes(5),
-      reservedConcurrency: 1,
     });
     browserTasks.grantRun(filler.function);
     filler.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
     const schedulerRole = new Role(this, "FillBrowserPoolsScheduleRole", { assumedBy: new ServicePrincipal("scheduler.amazonaws.com") });
     new Schedule(this, "FillBrowserPoolsSchedule", {
       description: "One pass of the browser pool filler",
-      schedule: ScheduleExpression.rate(Duration.minutes(1)),
+      schedule: ScheduleExpression.rate(Duration.minutes(scheduledFillerIntervalMinutes)),
       target: new LambdaInvoke(filler.function, { retryAttempts: 0, role: schedulerRole }),
     });
     acknowledgeWildcard(schedulerRole, `${filler.function.functionArn}:*`, "Scheduler's Lambda target grants the function's versions and aliases too; this function has none");

@@ -45,6 +45,9 @@ export type BrowserTaskSettings = Required<
   BROWSER_ASSIGN_PUBLIC_IP: string;
 };
 
+/** The error statuses CloudFront would cache, which its distributions let one configure. */
+const cacheableErrorStatuses = [400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504];
+
 /**
  * How long a quiet DevTools connection stays open through the load balancer: a client may hold a
  * leased browser without a message for a long while. The most an ALB allows is 4000 s.
@@ -111,9 +114,8 @@ export class BrowserTasks extends Construct {
     const image = ContainerImage.fromAsset(repoRoot, { file: "infra/browser-task/Dockerfile", platform: Platform.LINUX_AMD64 });
     const logGroup = new LogGroup(this, "Logs", { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
 
-    // Sized by measuring a browser kept busy by a script-heavy page (`npm run bench -- pools`,
-    // docs/performance.md): it took more than one core and most of a gigabyte, so 1 GB would leave
-    // too little room before the task is killed for memory.
+    // Sized by measuring a browser kept busy by a script-heavy page (`npm run bench -- pools`;
+    // the figures and the reasoning are in docs/pools-aws.md, "Cost").
     this.taskDefinition = new FargateTaskDefinition(this, "Task", {
       cpu: 1024,
       memoryLimitMiB: 2048,
@@ -197,7 +199,7 @@ export class BrowserTasks extends Construct {
         "ecr:GetAuthorizationToken has no resource-level permissions; pulling is limited to the asset repository by the other statement",
       );
     }
-    this.grantDescribe(definition.taskRole);
+    this.grantFind(definition.taskRole);
     const service = new FargateService(this, "Router", {
       cluster: this.cluster,
       taskDefinition: definition,
@@ -211,21 +213,18 @@ export class BrowserTasks extends Construct {
     return service;
   }
 
-  /**
-   * An internal load balancer in front of the router, reached only from inside the VPC, where
-   * CloudFront's VPC origin places its network interfaces.
-   */
+  /** An internal load balancer in front of the router, in the isolated subnets. */
   private routerLoadBalancer(): ApplicationLoadBalancer {
     const group = new SecurityGroup(this, "LoadBalancerSecurityGroup", {
       vpc: this.vpc,
       description: "The router's internal load balancer: CloudFront's VPC origin in, the router out",
       allowAllOutbound: false,
     });
-    group.addIngressRule(Peer.ipv4(this.vpc.vpcCidrBlock), Port.tcp(80), "CloudFront's VPC origin, from its interfaces in this VPC");
-    Validations.of(group).acknowledge({
-      id: "AwsSolutions-EC23",
-      reason: "The only peer is this VPC's own CIDR (a reference the rule cannot read), and the load balancer is internal",
-    });
+    // Only from the isolated subnets, where CloudFront's VPC origin places its interfaces: not from
+    // the public ones, where browser tasks run pages that could otherwise call the router directly.
+    for (const subnet of this.vpc.isolatedSubnets) {
+      group.addIngressRule(Peer.ipv4(subnet.ipv4CidrBlock), Port.tcp(80), "CloudFront's VPC origin, from its interfaces in the isolated subnets");
+    }
     const loadBalancer = new ApplicationLoadBalancer(this, "LoadBalancer", {
       vpc: this.vpc,
       internetFacing: false,
@@ -262,6 +261,9 @@ export class BrowserTasks extends Construct {
         // The query (the lease token), the WebSocket headers and Authorization reach the router.
         originRequestPolicy: OriginRequestPolicy.ALL_VIEWER,
       },
+      // CloudFront keeps error answers for 10 s unless told otherwise, and a launch polls a task's
+      // health through it: a task's 404 or 502 must not outlive the moment it was true.
+      errorResponses: cacheableErrorStatuses.map((httpStatus) => ({ httpStatus, ttl: Duration.seconds(0) })),
     });
     Validations.of(distribution).acknowledge(
       { id: "AwsSolutions-CFR1", reason: "Browsers are leased by API clients wherever they run; no country is excluded" },
@@ -292,11 +294,19 @@ export class BrowserTasks extends Construct {
     return { arn, inCluster: { ArnEquals: { "ecs:cluster": this.cluster.clusterArn } } };
   }
 
-  /** Lets `grantee` describe this cluster's tasks: the router's one AWS call. */
-  private grantDescribe(grantee: IGrantable): void {
+  /** Lets `grantee` list and describe this cluster's tasks: the router's only AWS calls, to find a task. */
+  private grantFind(grantee: IGrantable): void {
     const { arn, inCluster } = this.tasksOfCluster();
     Grant.addToPrincipal({ grantee, actions: ["ecs:DescribeTasks"], resourceArns: [arn], conditions: inCluster });
+    this.grantListTasks(grantee);
     this.acknowledgeTaskWildcard(grantee, arn);
+  }
+
+  /** ListTasks takes no task resource; the condition keeps it to this cluster. */
+  private grantListTasks(grantee: IGrantable): void {
+    Grant.addToPrincipal({ grantee, actions: ["ecs:ListTasks"], resourceArns: ["*"], conditions: this.tasksOfCluster().inCluster });
+    const principal = grantee.grantPrincipal;
+    if (principal instanceof Construct) acknowledgeWildcard(principal, "*", "ecs:ListTasks has no task resource; its ecs:cluster condition limits it to this cluster");
   }
 
   private acknowledgeTaskWildcard(grantee: IGrantable, arn: string): void {
@@ -313,12 +323,9 @@ export class BrowserTasks extends Construct {
   grantLease(grantee: IGrantable): void {
     const { arn, inCluster } = this.tasksOfCluster();
     Grant.addToPrincipal({ grantee, actions: ["ecs:StopTask", "ecs:DescribeTasks"], resourceArns: [arn], conditions: inCluster });
-    // ListTasks takes no task resource; the condition keeps it to this cluster.
-    Grant.addToPrincipal({ grantee, actions: ["ecs:ListTasks"], resourceArns: ["*"], conditions: inCluster });
+    this.grantListTasks(grantee);
     Grant.addToPrincipal({ grantee, actions: ["kms:GenerateMac"], resourceArns: [this.adminKey.keyArn] });
     this.acknowledgeTaskWildcard(grantee, arn);
-    const principal = grantee.grantPrincipal;
-    if (principal instanceof Construct) acknowledgeWildcard(principal, "*", "ecs:ListTasks has no task resource; its ecs:cluster condition limits it to this cluster");
   }
 
   /**

@@ -93,8 +93,6 @@ export interface ServiceFunctionProps {
   timeout?: Duration;
   /** The function runs the login browser (see `browserRuntime`). */
   runsBrowser?: boolean;
-  /** How many invocations may run at once; unset, as many as the account allows. */
-  reservedConcurrency?: number;
 }
 
 /**
@@ -122,7 +120,6 @@ export class ServiceFunction extends Construct {
       memorySize: runtime.memorySize,
       ephemeralStorageSize: runtime.ephemeralStorageSize,
       timeout: props.timeout ?? Duration.seconds(29),
-      reservedConcurrentExecutions: props.reservedConcurrency,
       role: this.role,
       logGroup,
       environment: { ...props.resources.environment, NODE_OPTIONS: "--enable-source-maps" },

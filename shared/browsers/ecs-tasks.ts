@@ -51,21 +51,36 @@ export function privateIpOf(task: Task): string | undefined {
   return networkInterface?.details?.find((detail) => detail.name === "privateIPv4Address")?.value;
 }
 
-/**
- * Where the router serves a task's lease proxy, found by the id that ends the task's ARN
- * (`…:task/<cluster>/<id>`): over http(s) for the admin calls, and the DevTools URL a client is given.
- */
-export function routedTask(routerUrl: string, arn: string, sessionId: string): { origin: string; devtoolsUrl: string } {
-  const router = new URL(routerUrl);
-  const origin = `${router.origin}/browsers/${arn.slice(arn.lastIndexOf("/") + 1)}`;
-  const devtoolsUrl = new URL(`${origin}/devtools/browser/${sessionId}`);
-  devtoolsUrl.protocol = router.protocol === "https:" ? "wss:" : "ws:";
-  return { origin, devtoolsUrl: devtoolsUrl.href };
+/** The id that ends a task's ARN (`…:task/<cluster>/<id>`), by which the router finds the task. */
+export const taskIdOf = (arn: string) => arn.slice(arn.lastIndexOf("/") + 1);
+
+/** Where the router serves a task's lease proxy over http(s), for the admin calls. */
+export const routedTaskOrigin = (routerUrl: string, arn: string) => `${new URL(routerUrl).origin}/browsers/${taskIdOf(arn)}`;
+
+/** The DevTools URL a client is given for the task: `wss://` behind an https router. */
+export function routedDevtoolsUrl(routerUrl: string, arn: string, sessionId: string): string {
+  const url = new URL(`${routedTaskOrigin(routerUrl, arn)}/devtools/browser/${sessionId}`);
+  url.protocol = new URL(routerUrl).protocol === "https:" ? "wss:" : "ws:";
+  return url.href;
 }
 
 const sessionIdOf = (task: Task) => task.tags?.find((tag) => tag.key === sessionIdTag)?.value;
 
 export const isStopping = (task: Task) => task.desiredStatus === "STOPPED" || task.lastStatus === "STOPPED";
+
+/** The pool's tasks in the cluster that ECS means to run: their ARNs, and what DescribeTasks shows of them. */
+export async function poolTasks(ecs: ECSClient, cluster: string): Promise<{ arns: string[]; tasks: Task[] }> {
+  const arns: string[] = [];
+  for await (const page of paginateListTasks({ client: ecs }, { cluster, startedBy: poolTaskStartedBy, desiredStatus: "RUNNING" })) {
+    arns.push(...(page.taskArns ?? []));
+  }
+  const tasks: Task[] = [];
+  for (let start = 0; start < arns.length; start += describeBatchSize) {
+    const described = await ecs.send(new DescribeTasksCommand({ cluster, tasks: arns.slice(start, start + describeBatchSize) }));
+    tasks.push(...(described.tasks ?? []));
+  }
+  return { arns, tasks };
+}
 
 /**
  * Pooled browsers as ECS Fargate tasks, one browser-task entry per task. A task is known by its ARN;
@@ -74,7 +89,7 @@ export const isStopping = (task: Task) => task.desiredStatus === "STOPPED" || ta
  */
 export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
   const { ecs, cluster } = options;
-  const taskOrigin = (arn: string) => routedTask(options.routerUrl, arn, "").origin;
+  const taskOrigin = (arn: string) => routedTaskOrigin(options.routerUrl, arn);
   const startTimeoutSeconds = options.startTimeoutSeconds ?? 180;
 
   async function describeTask(arn: string): Promise<Task | undefined> {
@@ -141,7 +156,7 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
         });
         throw error;
       });
-    return { ref: arn, cdpWsUrl: routedTask(options.routerUrl, arn, spec.sessionId).devtoolsUrl, headless: true };
+    return { ref: arn, cdpWsUrl: routedDevtoolsUrl(options.routerUrl, arn, spec.sessionId), headless: true };
   }
 
   /** Waits for the task to run. */
@@ -206,15 +221,8 @@ export function ecsBrowsers(options: EcsBrowsersOptions): BrowserProvider {
     launch,
     destroy,
     async running() {
-      const arns: string[] = [];
-      for await (const page of paginateListTasks({ client: ecs }, { cluster, startedBy: poolTaskStartedBy, desiredStatus: "RUNNING" })) {
-        arns.push(...(page.taskArns ?? []));
-      }
-      const starting = new Set<string>();
-      for (let start = 0; start < arns.length; start += describeBatchSize) {
-        const { tasks } = await ecs.send(new DescribeTasksCommand({ cluster, tasks: arns.slice(start, start + describeBatchSize) }));
-        for (const task of tasks ?? []) if (task.taskArn && isStarting(task)) starting.add(task.taskArn);
-      }
+      const { arns, tasks } = await poolTasks(ecs, cluster);
+      const starting = new Set(tasks.filter(isStarting).map((task) => task.taskArn));
       return arns.filter((arn) => !starting.has(arn));
     },
     async grantLease(ref, lease) {

@@ -1,16 +1,9 @@
 import { isServerError, isThrottlingError, isTransientError } from "@smithy/core/retry";
 import type { MiddlewareStack, SdkError } from "@smithy/types";
+import { serviceTimeouts } from "../aws-timeouts.ts";
 import type { Config } from "../config.ts";
 import { dependencyOutageMessage, ServiceUnavailableError } from "../domain/errors.ts";
 import { errorFields, log } from "../log.ts";
-
-/**
- * How long a call may wait for a service's answer. The SDK waits without limit by default, and a
- * hung connection would then use up a function's whole 29 s; with these, the SDK's attempts (three,
- * four for DynamoDB) and their backoff still end inside that. A streamed body (an S3 download) is
- * not bounded by them.
- */
-const serviceTimeouts = { connectionTimeout: 2_000, requestTimeout: 5_000 };
 
 /**
  * What every SDK client of the service is built with: the configured region and, when the
@@ -22,7 +15,7 @@ export function sdkClientSettings(config: Config, endpoint: string | undefined) 
   return {
     region: config.AWS_REGION,
     ...(endpoint === undefined ? {} : { endpoint }),
-    requestHandler: { ...serviceTimeouts, throwOnRequestTimeout: true },
+    requestHandler: serviceTimeouts,
   };
 }
 

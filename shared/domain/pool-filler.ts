@@ -11,6 +11,11 @@ export interface PoolFillerDeps {
   now?: () => Date;
   /** Launches at once across all pools: each Chromium start takes a core for a moment. */
   maxConcurrentLaunches?: number;
+  /**
+   * How often passes run. A pass may launch as many browsers as the fill rate allows over that
+   * long (a second's worth at least), so a filler run once a minute keeps the rate a pool asked for.
+   */
+  passIntervalMs?: number;
 }
 
 /**
@@ -22,12 +27,13 @@ export interface PoolFillerDeps {
 export function poolFiller(deps: PoolFillerDeps) {
   const clock = deps.now ?? (() => new Date());
   const maxLaunches = deps.maxConcurrentLaunches ?? 4;
+  const burstMs = Math.max(1000, deps.passIntervalMs ?? 0);
   /** Launch allowance per pool: a token bucket refilled at `fill_rate_per_minute` percent of `size`. */
   const allowance = new Map<string, { tokens: number; at: number }>();
 
   function launchesAllowed(pool: Pool, at: number): number {
     const perMinute = (pool.size * pool.fill_rate_per_minute) / 100;
-    const burst = Math.max(1, perMinute / 60);
+    const burst = Math.max(1, (perMinute * burstMs) / 60_000);
     const bucket = allowance.get(pool.id) ?? { tokens: burst, at };
     bucket.tokens = Math.min(burst, bucket.tokens + ((at - bucket.at) / 60_000) * perMinute);
     bucket.at = at;
@@ -130,6 +136,21 @@ export function poolFiller(deps: PoolFillerDeps) {
 
   return {
     tick,
+    /**
+     * One pass, unless another process's pass is under way: for a filler that may run in several
+     * processes at once (the scheduled function). The claim lasts `maxPassMs` at most, so a process
+     * that dies mid-pass holds it no longer. False when another pass held it.
+     */
+    async tickAlone(holder: string, maxPassMs: number): Promise<boolean> {
+      const at = clock();
+      if (!(await deps.pools.claimFillerPass(holder, at.toISOString(), new Date(at.getTime() + maxPassMs).toISOString()))) return false;
+      try {
+        await tick();
+      } finally {
+        await deps.pools.releaseFillerPass(holder);
+      }
+      return true;
+    },
     /** Ends every browser this deployment runs; their records go on the next start's first pass. */
     async stopAll(): Promise<void> {
       await Promise.all((await deps.browsers.running()).map((ref) => deps.browsers.destroy(ref)));

@@ -181,4 +181,8 @@ export interface PoolStore {
   removeLeased(org: string, poolId: string, sessionId: string, leasedAt: string): Promise<PooledBrowser | undefined>;
   /** Deletes the record, whatever its state, while it still names the running browser `ref`. */
   removeRunning(org: string, poolId: string, sessionId: string, ref: string): Promise<PooledBrowser | undefined>;
+  /** Claims the filler's pass for `holder` until `until`; false while another holder's claim lasts. */
+  claimFillerPass(holder: string, now: string, until: string): Promise<boolean>;
+  /** Gives the pass up, if `holder` still holds it. */
+  releaseFillerPass(holder: string): Promise<void>;
 }

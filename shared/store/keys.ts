@@ -27,6 +27,8 @@ export const keys = {
   pool: (org: string, id: string) => ({ pk: `POOL#${org}#${id}`, sk: "POOL" }),
   poolBrowser: (org: string, poolId: string, sessionId: string) => ({ pk: `POOL#${org}#${poolId}`, sk: `BROWSER#${sessionId}` }),
   poolName: (org: string, name: string) => ({ pk: `POOLNAME#${org}#${name}`, sk: "POOLNAME" }),
+  /** Org-free: the filler serves every org's pools, one pass at a time. */
+  fillerPass: () => ({ pk: "FILLERPASS", sk: "FILLERPASS" }),
   credential: (org: string, id: string) => ({ pk: `CRED#${org}#${id}`, sk: "CRED" }),
   credentialName: (org: string, name: string) => ({ pk: `CREDNAME#${org}#${name}`, sk: "CREDNAME" }),
 };

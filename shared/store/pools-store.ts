@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, paginateQuery, UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, paginateQuery, PutCommand, UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from "@aws-sdk/lib-dynamodb";
 import type { Pool, PoolChanges, PooledBrowser, PoolStore, PoolUpdateOutcome } from "../domain/pool.ts";
 import { newestFirst, pauseAfterLostRace, transact, unlessConditionFails, withoutKeys } from "./dynamo.ts";
 import { indexKeys, keys } from "./keys.ts";
@@ -283,5 +283,26 @@ export function dynamoPoolStore(db: DynamoDBDocumentClient, tableName: string): 
 
     removeRunning: (org, poolId, sessionId, ref) =>
       removeBrowserIf(org, poolId, sessionId, { expression: "#ref = :ref", names: { "#ref": "ref" }, values: { ":ref": ref } }),
+
+    async claimFillerPass(holder, now, until) {
+      const claimed = await unlessConditionFails(
+        db.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: { ...keys.fillerPass(), holder, until },
+            ConditionExpression: "attribute_not_exists(pk) OR #until <= :now",
+            ExpressionAttributeNames: { "#until": "until" },
+            ExpressionAttributeValues: { ":now": now },
+          }),
+        ),
+      );
+      return claimed !== undefined;
+    },
+
+    async releaseFillerPass(holder) {
+      await unlessConditionFails(
+        db.send(new DeleteCommand({ TableName: tableName, Key: keys.fillerPass(), ConditionExpression: "holder = :holder", ExpressionAttributeValues: { ":holder": holder } })),
+      );
+    },
   };
 }

@@ -5,6 +5,7 @@ import { App } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { routerSettings } from "#shared/browsers/router/settings.ts";
 import { routes } from "#shared/routes.ts";
 import { browserTaskPort } from "../../infra/constructs/browser-tasks.ts";
 import { authConnectionApp, type AuthConnectionStack } from "../../infra/stack.ts";
@@ -134,7 +135,7 @@ describe("a stack with pools (POOLS=true)", () => {
     expect(logGroup.Properties.RetentionInDays).toBeGreaterThan(0);
   });
 
-  it("runs one router task from the same image, with the router's entry and a role that may only describe this cluster's tasks", () => {
+  it("runs one router task from the same image, with the router's entry and a role that may only list and describe this cluster's tasks", () => {
     const [routerTaskId, routerTask] = routerTaskDefinition(pools);
     const [, service] = only(pools, "AWS::ECS::Service");
     const [container] = routerTask.Properties.ContainerDefinitions as Record<string, unknown>[];
@@ -142,13 +143,26 @@ describe("a stack with pools (POOLS=true)", () => {
 
     expect(service.Properties).toMatchObject({ DesiredCount: 1, LaunchType: "FARGATE", TaskDefinition: { Ref: routerTaskId } });
     expect(container!.EntryPoint).toEqual(["node", "shared/browsers/router/entry.ts"]);
+    // What the stack passes is what the router's entry reads, and parses as it would.
+    const environment = Object.fromEntries((container!.Environment as { Name: string; Value: unknown }[]).map(({ Name, Value }) => [Name, Value]));
+    expect(Object.keys(environment).sort()).toEqual(["BROWSER_CLUSTER_ARN", "BROWSER_TASK_PORT", "ROUTER_PORT"]);
+    expect(environment.BROWSER_CLUSTER_ARN).toEqual({ "Fn::GetAtt": [clusterId, "Arn"] });
+    expect(routerSettings.safeParse({ ...environment, BROWSER_CLUSTER_ARN: "arn:aws:ecs:eu-west-1:123456789012:cluster/browsers" }).success).toBe(true);
     expect(JSON.stringify(container!.Image)).toEqual(JSON.stringify(browserContainer(pools).Image));
     const routerRole = (routerTask.Properties.TaskRoleArn as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0];
+    const inCluster = { ArnEquals: { "ecs:cluster": { "Fn::GetAtt": [clusterId, "Arn"] } } };
     expect(statements(pools).filter(({ roles }) => roles.includes(routerRole)).map(({ statement }) => ({ action: statement.Action, condition: statement.Condition }))).toEqual([
-      { action: "ecs:DescribeTasks", condition: { ArnEquals: { "ecs:cluster": { "Fn::GetAtt": [clusterId, "Arn"] } } } },
+      { action: "ecs:DescribeTasks", condition: inCluster },
+      { action: "ecs:ListTasks", condition: inCluster },
     ]);
     // The only roles ECS may assume: the two execution roles (image pull and logs) and the router's.
-    const ecsRoles = ofType(pools, "AWS::IAM::Role").filter(([, role]) => JSON.stringify(role.Properties.AssumeRolePolicyDocument).includes("ecs-tasks.amazonaws.com"));
+    const ecsRoles = ofType(pools, "AWS::IAM::Role")
+      .filter(([, role]) => JSON.stringify(role.Properties.AssumeRolePolicyDocument).includes("ecs-tasks.amazonaws.com"))
+      .map(([id]) => ({ "Fn::GetAtt": [id, "Arn"] }));
+    const [, browserTask] = browserTaskDefinition(pools);
+    expect(ecsRoles).toEqual(
+      expect.arrayContaining([browserTask.Properties.ExecutionRoleArn, routerTask.Properties.ExecutionRoleArn, routerTask.Properties.TaskRoleArn]),
+    );
     expect(ecsRoles).toHaveLength(3);
   });
 
@@ -172,12 +186,11 @@ describe("a stack with pools (POOLS=true)", () => {
     for (const path of ["node_modules", ".data", "infra/stack.ts", "functions"]) expect(existsSync(join(context, path)), path).toBe(false);
   });
 
-  it("opens the tasks only to the router, the router only to the load balancer, and the internal load balancer only to its VPC", () => {
+  it("opens the tasks only to the router, the router only to the load balancer, and the internal load balancer only to the isolated subnets", () => {
     const group = (name: string) => ofType(pools, "AWS::EC2::SecurityGroup").find(([id]) => id.includes(name))!;
     const [taskGroupId, taskGroup] = group("TaskSecurityGroup");
     const [routerGroupId, routerGroup] = group("RouterSecurityGroup");
     const [balancerGroupId, balancerGroup] = group("LoadBalancerSecurityGroup");
-    const [vpcId] = only(pools, "AWS::EC2::VPC");
     const ingress = ofType(pools, "AWS::EC2::SecurityGroupIngress").map(([, rule]) => rule.Properties);
     const egress = ofType(pools, "AWS::EC2::SecurityGroupEgress").map(([, rule]) => rule.Properties);
     const proxyPort = { IpProtocol: "tcp", FromPort: browserTaskPort, ToPort: browserTaskPort };
@@ -188,9 +201,13 @@ describe("a stack with pools (POOLS=true)", () => {
       expect.objectContaining({ GroupId: { "Fn::GetAtt": [taskGroupId, "GroupId"] }, SourceSecurityGroupId: { "Fn::GetAtt": [routerGroupId, "GroupId"] }, ...proxyPort }),
       expect.objectContaining({ GroupId: { "Fn::GetAtt": [routerGroupId, "GroupId"] }, SourceSecurityGroupId: { "Fn::GetAtt": [balancerGroupId, "GroupId"] }, ...proxyPort }),
     ]));
-    expect(balancerGroup.Properties.SecurityGroupIngress).toEqual([
-      expect.objectContaining({ CidrIp: { "Fn::GetAtt": [vpcId, "CidrBlock"] }, IpProtocol: "tcp", FromPort: 80, ToPort: 80 }),
-    ]);
+    const isolatedCidrs = ofType(pools, "AWS::EC2::Subnet")
+      .filter(([, subnet]) => subnet.Properties.MapPublicIpOnLaunch === false)
+      .map(([, subnet]) => subnet.Properties.CidrBlock);
+    expect(isolatedCidrs).toHaveLength(2);
+    expect(balancerGroup.Properties.SecurityGroupIngress).toEqual(
+      isolatedCidrs.map((cidr) => expect.objectContaining({ CidrIp: cidr, IpProtocol: "tcp", FromPort: 80, ToPort: 80 })),
+    );
     expect(taskGroup.Properties.SecurityGroupIngress).toBeUndefined();
     expect(routerGroup.Properties.SecurityGroupIngress).toBeUndefined();
     expect(routerGroup.Properties.SecurityGroupEgress).toEqual([expect.objectContaining({ CidrIp: "0.0.0.0/0", IpProtocol: "tcp", FromPort: 443, ToPort: 443 })]);
@@ -218,6 +235,9 @@ describe("a stack with pools (POOLS=true)", () => {
     expect(JSON.stringify(vpcOrigin.Properties)).toContain(`"${balancerId}"`);
     expect(config.Origins).toHaveLength(1);
     expect(config.Origins[0]!.VpcOriginConfig).toBeDefined();
+    expect((config as { CustomErrorResponses?: { ErrorCachingMinTTL: number }[] }).CustomErrorResponses?.map((response) => response.ErrorCachingMinTTL)).toEqual(
+      Array.from({ length: 11 }, () => 0),
+    );
     expect(config.DefaultCacheBehavior).toMatchObject({
       ViewerProtocolPolicy: "https-only",
       AllowedMethods: ["GET", "HEAD", "OPTIONS", "PUT", "PATCH", "POST", "DELETE"],
@@ -255,12 +275,14 @@ describe("a stack with pools (POOLS=true)", () => {
     expect(anyResource.map(({ statement }) => statement.Action)).toEqual(routeRoles.map(() => "ecs:ListTasks"));
   });
 
-  it("runs the filler once a minute from EventBridge Scheduler, one run at a time, dropping a run that could not start", () => {
+  it("runs the filler once a minute from EventBridge Scheduler, dropping a run that could not start, with no reserved concurrency", () => {
     const fillerId = functionFor(pools, "functions/scheduled/fill-browser-pools.ts");
     const [, schedule] = only(pools, "AWS::Scheduler::Schedule");
     const [, invokeConfig] = only(pools, "AWS::Lambda::EventInvokeConfig");
 
-    expect(pools.resources[fillerId]!.Properties).toMatchObject({ ReservedConcurrentExecutions: 1, Timeout: 300 });
+    expect(pools.resources[fillerId]!.Properties).toMatchObject({ Timeout: 300 });
+    // An account at Lambda's default concurrency limit has none to reserve: passes are kept apart in the table.
+    expect(pools.resources[fillerId]!.Properties.ReservedConcurrentExecutions).toBeUndefined();
     expect(schedule.Properties).toMatchObject({
       ScheduleExpression: "rate(1 minute)",
       State: "ENABLED",

@@ -38,10 +38,10 @@ function admin(method: string, body?: unknown, query = ""): Promise<Response> {
   });
 }
 
-/** Grants a fresh lease and answers its token. */
 /** Each token's lease is named after its first characters, as the pool names a lease by its start. */
 const leaseIdOf = (token: string) => `lease-${token.slice(0, 8)}`;
 
+/** Grants a fresh lease and answers its token. */
 async function grant(expiresAt = new Date(Date.now() + 60_000)): Promise<string> {
   const token = randomBytes(32).toString("base64url");
   const response = await admin("PUT", { lease_id: leaseIdOf(token), token_sha256: sha256Hex(token), expires_at: expiresAt.toISOString() });

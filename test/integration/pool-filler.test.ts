@@ -92,6 +92,34 @@ describe("the pool filler", () => {
     expect(browsers.live.size).toBe(4);
   });
 
+  it("launches a whole interval's worth of the fill rate in each pass when it runs once a minute, as in AWS", async () => {
+    const minutely = poolFiller({ pools: store, browsers: browsers.provider, now: () => clock, passIntervalMs: 60_000 });
+    // 50 % of 20 per minute is 10 a minute: a filler passing every second would launch one a pass.
+    const pool = await core.create(org, { size: 20, fill_rate_per_minute: 50 });
+    await minutely.tick();
+    expect(await counts(pool.id)).toEqual([10, 0]);
+    await minutely.tick();
+    expect(await counts(pool.id)).toEqual([10, 0]);
+    advance(60);
+    await minutely.tick();
+    expect(await counts(pool.id)).toEqual([20, 0]);
+  });
+
+  it("runs one pass at a time across processes: a claimed pass is skipped until it ends or its claim lapses", async () => {
+    const pool = await core.create(org, { size: 1, fill_rate_per_minute: 6000 });
+    expect(await store.claimFillerPass("another run", clock.toISOString(), new Date(clock.getTime() + 60_000).toISOString())).toBe(true);
+
+    expect(await filler.tickAlone("this run", 300_000)).toBe(false);
+    expect(await counts(pool.id)).toEqual([0, 0]);
+
+    advance(60);
+    expect(await filler.tickAlone("this run", 300_000)).toBe(true);
+    expect(await counts(pool.id)).toEqual([1, 0]);
+    // The pass gave its claim up as it ended.
+    expect(await store.claimFillerPass("a later run", clock.toISOString(), new Date(clock.getTime() + 60_000).toISOString())).toBe(true);
+    await store.releaseFillerPass("a later run");
+  });
+
   it("reclaims a lease past its timeout, ends that browser and replaces it", async () => {
     const pool = await core.create(org, { size: 1, timeout_seconds: 30, fill_rate_per_minute: 6000 });
     await filler.tick();

@@ -214,6 +214,7 @@ describe("the browser-task router", () => {
     const health = await fetch(`${taskOrigin()}/health`, { headers: { authorization: `Bearer ${adminSecret}` } });
     expect(health.status).toBe(200);
     expect(health.headers.get("content-type")).toMatch(/^text\/plain/);
+    expect(health.headers.get("cache-control")).toBe("no-store");
     expect(await health.text()).toBe("chromium is up");
     const badLease = await fetch(`${taskOrigin()}/lease`, {
       method: "PUT",

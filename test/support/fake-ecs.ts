@@ -57,22 +57,24 @@ export function fakeEcs() {
     return { task };
   };
   mock.on(StopTaskCommand).callsFake(stopTask);
-  mock.on(ListTasksCommand).callsFake((input: ListTasksCommandInput) => {
+  const listTasks = (input: ListTasksCommandInput) => {
     const matching = [...tasks.values()]
       .filter((task) => task.startedBy === input.startedBy && task.desiredStatus === (input.desiredStatus ?? "RUNNING"))
       .map((task) => task.taskArn as string);
     const start = Number(input.nextToken ?? 0);
     const end = start + listPageSize;
     return { taskArns: matching.slice(start, end), nextToken: end < matching.length ? String(end) : undefined };
-  });
+  };
+  mock.on(ListTasksCommand).callsFake(listTasks);
 
   return {
     ecs,
     mock,
     tasks,
-    /** What RunTask and StopTask do to the cluster, for a test that wraps them to run more beside. */
+    /** What RunTask, StopTask and ListTasks do to the cluster, for a test that wraps them to run more beside. */
     runTask,
     stopTask,
+    listTasks,
     /** What ECS shows of a task that exited by itself (Chromium crashed, the task was reclaimed). */
     stopOnItsOwn(arn: string) {
       Object.assign(tasks.get(arn) as Task, { desiredStatus: "STOPPED", lastStatus: "STOPPED", stoppedReason: "Essential container in task exited" });

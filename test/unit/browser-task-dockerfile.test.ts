@@ -4,6 +4,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { IgnoreStrategy } from "aws-cdk-lib";
 import { build, transform } from "esbuild";
 import { describe, expect, it } from "vitest";
+import { routerSettings } from "#shared/browsers/router/settings.ts";
 
 const root = resolve(import.meta.dirname, "../..");
 const entry = "shared/browsers/task/entry.ts";
@@ -174,15 +175,14 @@ describe("the browser task's Dockerfile", () => {
 
   it("sets only settings the entries read, and points the browser task's at a Chromium copied into the image", () => {
     const entrySource = readFileSync(join(root, entry), "utf8");
-    const routerSource = readFileSync(join(root, routerEntry), "utf8");
     const settings = [...finalEnv.keys()].filter((name) => name.startsWith("BROWSER_TASK_"));
-    const routerSettings = [...finalEnv.keys()].filter((name) => name.startsWith("ROUTER_"));
+    const routerVariables = [...finalEnv.keys()].filter((name) => name.startsWith("ROUTER_"));
     const copiedFromStages = all("COPY")
       .filter((instruction) => /--from=/.test(instruction.args))
       .map((instruction) => withoutFlags(instruction.args).at(-1) ?? "");
 
     expect(settings.filter((name) => !entrySource.includes(name))).toEqual([]);
-    expect(routerSettings.filter((name) => !routerSource.includes(name))).toEqual([]);
+    expect(routerVariables.filter((name) => !(name in routerSettings.shape))).toEqual([]);
     expect(copiedFromStages.some((destination) => finalEnv.get("BROWSER_TASK_CHROMIUM")?.startsWith(`${destination.replace(/\/$/, "")}/`))).toBe(true);
   });
 

@@ -1,6 +1,6 @@
 import { DescribeTasksCommand, InvalidParameterException, ListTasksCommand, RunTaskCommand, StopTaskCommand, type RunTaskCommandInput } from "@aws-sdk/client-ecs";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { ecsBrowsers, type EcsBrowsersOptions, poolTaskStartedBy, routedTask } from "#shared/browsers/ecs-tasks.ts";
+import { ecsBrowsers, type EcsBrowsersOptions, poolTaskStartedBy, routedDevtoolsUrl, routedTaskOrigin } from "#shared/browsers/ecs-tasks.ts";
 import { sha256Hex } from "#shared/browsers/task/digest.ts";
 import { log } from "#shared/log.ts";
 import { fakeEcs, hmacAdminSecrets, standInRouter } from "../support/fake-ecs.ts";
@@ -74,10 +74,10 @@ describe("the ECS browser provider", () => {
 
   it("reaches a task through the router by the id that ends its ARN, over wss:// behind an https router", () => {
     const arn = "arn:aws:ecs:eu-west-1:123456789012:task/acs-browsers/0123456789abcdef0123456789abcdef";
-    expect(routedTask("https://d111111abcdef8.cloudfront.net", arn, "bs_remote")).toEqual({
-      origin: "https://d111111abcdef8.cloudfront.net/browsers/0123456789abcdef0123456789abcdef",
-      devtoolsUrl: "wss://d111111abcdef8.cloudfront.net/browsers/0123456789abcdef0123456789abcdef/devtools/browser/bs_remote",
-    });
+    expect(routedTaskOrigin("https://d111111abcdef8.cloudfront.net", arn)).toBe("https://d111111abcdef8.cloudfront.net/browsers/0123456789abcdef0123456789abcdef");
+    expect(routedDevtoolsUrl("https://d111111abcdef8.cloudfront.net", arn, "bs_remote")).toBe(
+      "wss://d111111abcdef8.cloudfront.net/browsers/0123456789abcdef0123456789abcdef/devtools/browser/bs_remote",
+    );
   });
 
   it("passes no start URL when the pool has none", async () => {

@@ -1,34 +1,24 @@
 /**
  * The browser-task router's entry: the router's container runs it from the browser task's image.
- *
- * Settings come from the environment, read once here: ROUTER_HOST (127.0.0.1 unless set; the image
- * sets 0.0.0.0), ROUTER_PORT (8080 unless set; 0: any free port), BROWSER_CLUSTER_ARN (the cluster
- * the browser tasks run in) and BROWSER_TASK_PORT (their lease proxy's port, 8080 unless set). The
- * AWS region and credentials are the SDK's own, from the container's environment.
+ * Its settings (settings.ts) come from the environment, read once here.
  */
 import type { AddressInfo } from "node:net";
 import { ECSClient } from "@aws-sdk/client-ecs";
 import { z } from "zod";
+import { serviceTimeouts } from "../../aws-timeouts.ts";
 import { log } from "../../log.ts";
 import { ecsTaskResolver } from "./ecs-task-resolver.ts";
+import { routerSettings } from "./settings.ts";
 import { taskRouter } from "./task-router.ts";
 
-const port = z.coerce.number().int().min(0).max(65_535);
-const settingsSchema = z.object({
-  ROUTER_HOST: z.string().min(1).default("127.0.0.1"),
-  ROUTER_PORT: port.default(8080),
-  BROWSER_CLUSTER_ARN: z.string().min(1),
-  BROWSER_TASK_PORT: port.min(1).default(8080),
-});
-
-const parsed = settingsSchema.safeParse(process.env);
+const parsed = routerSettings.safeParse(process.env);
 if (!parsed.success) {
   process.stderr.write(`router: bad settings\n${z.prettifyError(parsed.error)}\n`);
   process.exit(2);
 }
 const settings = parsed.data;
 
-const ecs = new ECSClient({});
+const ecs = new ECSClient({ requestHandler: serviceTimeouts });
 const stopping = new AbortController();
 process.once("SIGTERM", () => stopping.abort());
 process.once("SIGINT", () => stopping.abort());

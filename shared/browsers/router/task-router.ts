@@ -16,6 +16,8 @@ export interface TaskRouterOptions {
 
 /** An admin call's body is a few dozen bytes; anything much larger is not one. */
 const maxBodyBytes = 16 * 1024;
+/** A task's cache-control reaches CloudFront, in front, so that it keeps none of a task's answers. */
+const relayedAnswerHeaders = ["content-type", "cache-control"];
 const handshakeTimeoutMs = 10_000;
 /**
  * Below the idle timeouts on the way in (CloudFront's, the load balancer's), so that a quiet lease
@@ -99,7 +101,7 @@ export function taskRouter(options: TaskRouterOptions): Server {
       if (typeof value === "string") headers[name] = value;
     }
     let status: number;
-    let contentType: string | null;
+    const answerHeaders: Record<string, string> = {};
     let relayedBody: Buffer;
     try {
       // The path is appended to the origin, never resolved against it: `//host/...` stays a path.
@@ -111,13 +113,16 @@ export function taskRouter(options: TaskRouterOptions): Server {
         signal: AbortSignal.timeout(adminCallTimeoutMs),
       });
       ({ status } = upstream);
-      contentType = upstream.headers.get("content-type");
+      for (const name of relayedAnswerHeaders) {
+        const value = upstream.headers.get(name);
+        if (value !== null) answerHeaders[name] = value;
+      }
       relayedBody = Buffer.from(await upstream.arrayBuffer());
     } catch (error) {
       log.warn("browser task did not answer an admin call", { taskId: route.taskId, ...errorFields(error) });
       return answer(response, 502, "the browser task did not answer");
     }
-    response.writeHead(status, contentType === null ? {} : { "content-type": contentType }).end(relayedBody);
+    response.writeHead(status, answerHeaders).end(relayedBody);
   }
 
   const server = createServer((request, response) => {

@@ -46,7 +46,8 @@ const settingsSchema = z.object({
 
 const startTimeoutMs = 20_000;
 const healthTimeoutMs = 5_000;
-const resetTimeoutMs = 5_000;
+/** Below the admin call's timeout, so that a reset that fails answers 500 before its caller gives up. */
+const resetTimeoutMs = 3_000;
 
 const parsed = settingsSchema.safeParse(process.env);
 if (!parsed.success) {
