@@ -28,7 +28,7 @@ let silentOrigin: string;
 let router: Awaited<ReturnType<typeof startRouter>>;
 const lookups: string[] = [];
 
-const listen = (server: Server) => new Promise<number>((listening) => server.listen(0, "127.0.0.1", () => listening((server.address() as AddressInfo).port)));
+const listenOnLoopback = (server: Server) => new Promise<number>((listening) => server.listen(0, "127.0.0.1", () => listening((server.address() as AddressInfo).port)));
 const closeServer = (server: Server) => new Promise<void>((closed) => server.close(() => closed()));
 
 /** A stand-in for a task's proxy that sends back every message as it came, and records how its clients leave. */
@@ -43,7 +43,7 @@ async function startEchoTask() {
     socket.on("ping", () => (connection.pings += 1));
     socket.on("close", (code, reason) => (connection.closed = { code, reason: reason.toString() }));
   });
-  const port = await listen(server);
+  const port = await listenOnLoopback(server);
   return {
     origin: `http://127.0.0.1:${port}`,
     connections,
@@ -69,7 +69,7 @@ async function startRouter(options: Pick<TaskRouterOptions, "pingIntervalMs"> = 
     signal: shutdown.signal,
     ...options,
   });
-  const port = await listen(server);
+  const port = await listenOnLoopback(server);
   return {
     port,
     url: `http://127.0.0.1:${port}`,
@@ -87,7 +87,7 @@ beforeAll(async () => {
   echo = await startEchoTask();
   // A port where nothing listens any more: a task that no longer answers.
   const closed = createServer();
-  silentOrigin = `http://127.0.0.1:${await listen(closed)}`;
+  silentOrigin = `http://127.0.0.1:${await listenOnLoopback(closed)}`;
   await closeServer(closed);
   router = await startRouter();
 });
