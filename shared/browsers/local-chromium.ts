@@ -331,11 +331,14 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
   }
 
   /**
-   * Ends whatever still runs on `dir` (an entry whose pid file was never written, or a Chromium whose
-   * entry is gone, included), waits for it to exit, then removes the directory.
+   * Ends whatever still runs on `dirs` (an entry whose pid file was never written, or a Chromium
+   * whose entry is gone, included), waits for it to exit, then removes the directories. One scan of
+   * the processes serves every directory: a scan reads two files of each process at once, and one
+   * per directory, when many browsers end together, would run out of file handles.
    */
-  async function endLeftover(dir: string): Promise<void> {
-    const found = await processesWhere((args) => entryOn(dir)(args) || chromiumOn(dir)(args));
+  async function endLeftovers(dirs: string[]): Promise<void> {
+    if (dirs.length === 0) return;
+    const found = await processesWhere((args) => dirs.some((dir) => entryOn(dir)(args) || chromiumOn(dir)(args)));
     for (const { pid, group } of found) {
       try {
         // An entry leads its own process group (so does a Chromium started on its own), which its helpers share.
@@ -345,7 +348,7 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
       }
     }
     await Promise.all(found.map(({ pid, startTime }) => awaitExit(() => isAlive({ pid, startTime }), `the browser's process ${pid}`)));
-    await rm(dir, { recursive: true, force: true });
+    await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
   }
 
   /** Starts the entry in a claimed `dir` and answers its pid and start time once it runs. */
@@ -378,7 +381,7 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
   async function launchIn(dir: string, spec: LaunchSpec, executable: string): Promise<LaunchedBrowser> {
     await claim(dir);
     const { pid, startTime } = await start(dir, spec, executable).catch(async (error: unknown) => {
-      await endLeftover(dir);
+      await endLeftovers([dir]);
       throw error;
     });
     const ref = toRef(pid, dir);
@@ -426,7 +429,7 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
       const found = await Promise.all(
         entries
           .filter((entry) => entry.isDirectory())
-          .map(async (entry) => {
+          .map(async (entry): Promise<{ running: string } | { leftover: string } | undefined> => {
             const dir = join(options.root, entry.name);
             const claimer = ownerInName("launching", entry.name);
             if (claimer) {
@@ -435,15 +438,15 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
             }
             const recorded = await recordedBrowser(dir);
             if (recorded) {
-              if (await isRunning(recorded.pid, dir)) return toRef(recorded.pid, dir);
+              if (await isRunning(recorded.pid, dir)) return { running: toRef(recorded.pid, dir) };
             } else if (await launcherAlive(dir)) {
               return undefined;
             }
-            await endLeftover(dir);
-            return undefined;
+            return { leftover: dir };
           }),
       );
-      return found.filter((ref): ref is string => ref !== undefined);
+      await endLeftovers(found.flatMap((each) => (each && "leftover" in each ? [each.leftover] : [])));
+      return found.flatMap((each) => (each && "running" in each ? [each.running] : []));
     },
   };
 }
