@@ -91,7 +91,7 @@ requestAnimationFrame(frame);
 const busySeconds = 20;
 
 /** Leases one browser of `pool`, keeps it busy with `busyPage` for a while, and samples its process group. */
-async function busyBrowser(client: KeepAliveClient, pool: Pool, groupsBefore: number[]): Promise<{ peakPssKb: number; peakRssKb: number; cores: number }> {
+async function busyBrowser(client: KeepAliveClient, pool: Pool): Promise<{ peakPssKb: number; peakRssKb: number; cores: number }> {
   const site = createServer((_request, response) => response.writeHead(200, { "content-type": "text/html" }).end(busyPage));
   await new Promise<void>((listening) => site.listen(0, "127.0.0.1", listening));
   const lease = json<{ session_id: string; cdp_ws_url: string }>(await client.send("POST", `/browser_pools/${pool.id}/acquire`, {}), 200, "acquire");
@@ -99,11 +99,9 @@ async function busyBrowser(client: KeepAliveClient, pool: Pool, groupsBefore: nu
   try {
     const page = await browser.contexts()[0]!.newPage();
     await page.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/`);
-    // Every browser's group now: the one whose CPU time grows is the leased one.
-    const before = new Map(browserGroups().map((group) => [group, groupUsage(group)]));
-    await sleep(1000);
-    const leased = [...before].map(([group, usage]) => ({ group, gained: groupUsage(group).cpuSeconds - usage.cpuSeconds })).sort((a, b) => b.gained - a.gained)[0]!.group;
-    if (!groupsBefore.includes(leased)) throw new Error("the busy browser is not one of the pool's");
+    // Each browser's directory is named after its session.
+    const leased = browserGroups().get(lease.session_id);
+    if (leased === undefined) throw new Error(`the leased browser ${lease.session_id} has no recorded process`);
     const start = groupUsage(leased);
     const startedAt = performance.now();
     let peakPssKb = start.pssKb;
@@ -124,16 +122,18 @@ async function busyBrowser(client: KeepAliveClient, pool: Pool, groupsBefore: nu
 }
 
 /** The local provider starts each browser as the leader of its own process group, pid recorded beside its profile. */
-function browserGroups(): number[] {
+function browserGroups(): Map<string, number> {
   const root = process.env.BROWSER_DATA_DIR;
   if (!root) throw new Error("BROWSER_DATA_DIR is not set: run against startLocalStack in this process");
-  return readdirSync(root).flatMap((session) => {
-    try {
-      return [(JSON.parse(readFileSync(join(root, session, "browser.json"), "utf8")) as { pid: number }).pid];
-    } catch {
-      return [];
-    }
-  });
+  return new Map(
+    readdirSync(root).flatMap((session) => {
+      try {
+        return [[session, (JSON.parse(readFileSync(join(root, session, "browser.json"), "utf8")) as { pid: number }).pid] as const];
+      } catch {
+        return [];
+      }
+    }),
+  );
 }
 
 const ms = (value: number) => value.toFixed(1);
@@ -161,14 +161,14 @@ export async function poolBench(stack: { url: string; apiKey: string }): Promise
     }
     const elapsed = performance.now() - started;
     process.stderr.write(`pools: keeping one browser busy for ${busySeconds} s...\n`);
-    const busy = await busyBrowser(client, warm, browserGroups());
+    const busy = await busyBrowser(client, warm);
     json(await client.send("DELETE", `/browser_pools/${warm.id}`, { force: true }), 204, "delete warm pool");
 
     process.stderr.write(`pools: filling a pool of ${flushPoolSize}...\n`);
     const fillStarted = performance.now();
     const big = await filledPool(client, flushPoolSize);
     const fillMs = performance.now() - fillStarted;
-    const groups = browserGroups();
+    const groups = [...browserGroups().values()];
     const usages = groups.map(groupUsage);
     const rssKb = usages.reduce((sum, usage) => sum + usage.rssKb, 0) / groups.length;
     const pssKb = usages.reduce((sum, usage) => sum + usage.pssKb, 0) / groups.length;
