@@ -2,9 +2,13 @@ import { createServer } from "node:http";
 import { strFromU8, unzipSync } from "fflate";
 import type { Browser } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createBrowserLoginEngine } from "#shared/login/browser/engine.ts";
 import { replayMask, startReplay, stopReplay } from "#shared/login/browser/replay.ts";
-import { listenOnLoopback, randomToken } from "../sites/site-http.ts";
+import type { LoginTarget } from "#shared/login/types.ts";
+import { handlerClock, htmlReply, listenOnLoopback, randomToken, serveRoutes, textReply, type Route } from "../sites/site-http.ts";
+import { asInput, asSuccess, submitThroughJson } from "../support/engine-steps.ts";
 import { loginChromiumForTests } from "../support/login-chromium.ts";
+import { replayLeaks } from "../support/replay-leaks.ts";
 
 const email = "ada@example.com";
 const password = "correct horse";
@@ -42,12 +46,54 @@ const server = createServer((request, response) => {
   }
 });
 
+/**
+ * A bank-style login drawn by script: an email, a password and a memorable word (a plain text box),
+ * sent to an API whose answer the page keeps as its session, a token in localStorage and an
+ * MSAL-style JSON entry in sessionStorage.
+ */
+const memorableWord = `Harbour & "Tide" <1852>`;
+const storedToken = randomToken();
+const sessionToken = randomToken();
+const bankPage = `<!doctype html>
+<title>Bank</title>
+<div id="root"><h1>Sign in to your bank</h1>
+<label>Email <input id="email" name="email" type="email" autocomplete="username"></label>
+<label>Password <input id="password" name="password" type="password" autocomplete="current-password"></label>
+<label>Memorable word <input id="memorable" name="memorable" type="text" required></label>
+<button type="button" id="go">Sign in</button></div>
+<script>
+document.querySelector("#go").addEventListener("click", async () => {
+  const body = new URLSearchParams({ email: email.value, password: password.value, memorable: memorable.value });
+  const answer = await fetch("/bank/api/session", { method: "POST", body });
+  if (!answer.ok) return;
+  const session = await answer.json();
+  localStorage.setItem("token", session.token);
+  sessionStorage.setItem("msal.account", JSON.stringify({ secret: session.sessionToken, username: email.value }));
+  history.pushState(null, "", "/bank/accounts");
+  document.querySelector("#root").innerHTML = "<h1>Your accounts</h1><p>Current account</p>";
+});
+</script>`;
+const bankRoutes = new Map<string, Route>([
+  ["/bank/login", { GET: () => htmlReply(bankPage) }],
+  [
+    "/bank/api/session",
+    {
+      POST: (exchange) =>
+        exchange.form.get("email") === email && exchange.form.get("password") === password && exchange.form.get("memorable") === memorableWord
+          ? { status: 200, body: JSON.stringify({ token: storedToken, sessionToken }), headers: { "content-type": "application/json" } }
+          : textReply("no", 401),
+    },
+  ],
+]);
+
 let site: Awaited<ReturnType<typeof listenOnLoopback>>;
+let bank: Awaited<ReturnType<typeof serveRoutes>>;
 let chromium: Awaited<ReturnType<typeof loginChromiumForTests>>;
 let browser: Browser | undefined;
 
 beforeAll(async () => {
   site = await listenOnLoopback(server);
+  bank = await serveRoutes(bankRoutes, handlerClock());
   chromium = await loginChromiumForTests();
 });
 
@@ -60,6 +106,7 @@ afterAll(async () => {
   expect(chromium?.running() ?? []).toEqual([]);
   await chromium?.dispose();
   await site?.stop();
+  await bank?.stop();
 });
 
 describe("a flow's replay", () => {
@@ -96,5 +143,31 @@ describe("a flow's replay", () => {
         { name: expect.stringMatching(/^cookie$/i), value: replayMask },
       ]),
     );
+  });
+
+  it("of a browser login keeps no value typed into a text field and no value the page kept in localStorage or sessionStorage, in any form", async () => {
+    const traces: Buffer[] = [];
+    const engine = createBrowserLoginEngine({
+      openBrowser: chromium.openBrowser,
+      saveReplay: async (_target, zip) => {
+        traces.push(zip);
+        return "rp_test";
+      },
+    });
+    const target: LoginTarget = { domain: "127.0.0.1", loginUrl: `http://127.0.0.1:${bank.port}/bank/login`, allowedDomains: [], recordSession: true };
+
+    const step = asInput(await engine.start(target));
+    const idOf = (type: string) => step.prompt.fields.find((field) => field.type === type)?.id as string;
+    const done = asSuccess(await submitThroughJson(engine, target, step, { field_values: { [idOf("identifier")]: email, [idOf("password")]: password, [idOf("text")]: memorableWord } }));
+
+    // The engine read the page's storage: the session it keeps holds both tokens.
+    const origin = done.session.origins.find((each) => each.origin === `http://127.0.0.1:${bank.port}`);
+    expect(origin?.localStorage).toContainEqual({ name: "token", value: storedToken });
+    expect(JSON.stringify(origin?.sessionStorage)).toContain(sessionToken);
+    expect(done.replayId).toBe("rp_test");
+    expect(traces).toHaveLength(1);
+    const trace = traces[0]!;
+    expect(strFromU8(unzipSync(trace)["trace.trace"]!)).toContain('"method":"fill"');
+    expect(replayLeaks(trace, { "memorable word": memorableWord, password, "localStorage token": storedToken, "sessionStorage token": sessionToken })).toEqual([]);
   });
 });

@@ -30,7 +30,7 @@ import { discover, signInControls, type Discovery, type StepTargets } from "./di
 import { refAttribute } from "./dom-snapshot.ts";
 import { createFlowRegistry } from "./flow-registry.ts";
 import { probeInBrowser, type OpenBrowser } from "./probe.ts";
-import { startReplay, stopReplay } from "./replay.ts";
+import { browserStateValues, startReplay, stopReplay, storedSecrets } from "./replay.ts";
 import { settle, watchNetwork, type NetworkWatch } from "./settle.ts";
 
 export interface BrowserEngineOptions {
@@ -78,13 +78,10 @@ interface LiveFlow {
   /** What the network policy refused so far, as `host:port: reason`. */
   refused(): string[];
   target: LoginTarget;
-  /** Set while the flow is traced: the values typed so far that the trace must not show. */
+  /** Set while the flow is traced: the values typed and the values the browser kept so far, which the trace must not show. */
   recording: { secrets: Set<string> } | null;
   close(): Promise<void>;
 }
-
-/** The canonical field types whose values a replay masks. */
-const maskedFieldTypes = new Set(["identifier", "password", "code", "totp_code", "totp_secret"]);
 
 /** A flow left without a submission this long has been abandoned: its browser is closed. */
 const idleLimitMs = 15 * 60 * 1000;
@@ -283,12 +280,8 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
   async function answer(flow: LiveFlow, state: BrowserFlowState, submission: Submission): Promise<StepOutcome> {
     const intent = readSubmission(state.prompt, submission);
     if ("problem" in intent) return inputOutcome(state, { prompt: state.prompt, plan: state.step }, intent.problem);
-    if (flow.recording && intent.kind !== "nothing") {
-      for (const field of state.step.fields) {
-        const value = intent.values[field.id];
-        if (value && maskedFieldTypes.has(field.type)) flow.recording.secrets.add(value);
-      }
-    }
+    // Whatever its field's type: a memorable word or a customer number is as durable as a password.
+    if (intent.kind !== "nothing") keepOutOfReplay(flow, Object.values(intent.values));
     // A script may have drawn the step again since it was shown (same fields, new elements): act on what is there now.
     const current = await discover(flow.page, state.chosenMfa, []);
     const targets = current.step?.plan.signature === state.step.signature ? current.targets : state.targets;
@@ -366,6 +359,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
   async function succeed(flow: LiveFlow, state: BrowserFlowState, landed: Discovery): Promise<StepOutcome> {
     // Captured before the evidence pages load: a reload may rotate or drop what the login set.
     const session = await captureBrowserState(flow.context);
+    keepOutOfReplay(flow, storedSecrets(browserStateValues(session)));
     const learnt = await learnEvidence(flow, landed, state.durableValues.identifier ? [state.durableValues.identifier] : []);
     return successOutcome(state, session, learnt, "browser");
   }
@@ -501,28 +495,43 @@ declare const localStorage: { readonly length: number; key(index: number): strin
 declare const sessionStorage: typeof localStorage;
 declare const indexedDB: { databases?(): Promise<Array<{ name?: string; version?: number }>> };
 
-/** Runs in a frame: its origin's storage as comparable entries (values stay in this process, never logged). */
-async function storageEntries(): Promise<string[]> {
-  const entries: string[] = [];
+/** One thing a login could have set: where it is kept, and its value. */
+interface StoredEntry {
+  place: string;
+  value: string;
+}
+
+/** Runs in a frame: its origin's storage (values stay in this process, never logged). */
+async function storageEntries(): Promise<StoredEntry[]> {
+  const entries: StoredEntry[] = [];
   try {
     for (const [kind, storage] of [["local", localStorage], ["session", sessionStorage]] as const) {
       for (let index = 0; index < storage.length; index++) {
         const name = storage.key(index);
-        if (name !== null) entries.push(`${kind} ${location.origin} ${name}=${storage.getItem(name)}`);
+        const value = name === null ? null : storage.getItem(name);
+        if (name !== null && value !== null) entries.push({ place: `${kind} ${location.origin} ${name}`, value });
       }
     }
-    for (const database of (await indexedDB.databases?.()) ?? []) entries.push(`indexeddb ${location.origin} ${database.name} ${database.version}`);
+    for (const database of (await indexedDB.databases?.()) ?? []) entries.push({ place: `indexeddb ${location.origin} ${database.name}`, value: String(database.version) });
   } catch {
     // An opaque origin or storage the user agent denies holds no session.
   }
   return entries;
 }
 
-/** Everything a login could have set, as comparable entries. */
+/** Everything a login could have set, as comparable entries; a traced flow's replay masks the values read. */
 async function sessionFingerprint(flow: LiveFlow): Promise<Set<string>> {
-  const cookies = await flow.context.cookies();
-  const storage = await Promise.all(flow.page.frames().map((frame) => frame.evaluate(storageEntries).catch(() => [] as string[])));
-  return new Set([...cookies.map((cookie) => `cookie ${cookie.domain}${cookie.path} ${cookie.name}=${cookie.value}`), ...storage.flat()]);
+  const cookies = (await flow.context.cookies()).map((cookie) => ({ place: `cookie ${cookie.domain}${cookie.path} ${cookie.name}`, value: cookie.value }));
+  const storage = await Promise.all(flow.page.frames().map((frame) => frame.evaluate(storageEntries).catch(() => [] as StoredEntry[])));
+  const entries = [...cookies, ...storage.flat()];
+  keepOutOfReplay(flow, storedSecrets(entries.map((entry) => entry.value)));
+  return new Set(entries.map((entry) => `${entry.place}=${entry.value}`));
+}
+
+/** Values the flow's replay must mask wherever they show. */
+function keepOutOfReplay(flow: LiveFlow, values: Iterable<string>): void {
+  if (!flow.recording) return;
+  for (const value of values) if (value) flow.recording.secrets.add(value);
 }
 
 /** The engine is about to act on the page (load, click, send): what the site answered before belongs to the last action. */

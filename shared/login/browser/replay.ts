@@ -3,12 +3,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { unzipSync, zipSync, type Zippable } from "fflate";
 import type { BrowserContext } from "playwright-core";
+import type { StorageState } from "../../archive/storage-state.ts";
+import { captureBrowserState } from "./browser-state.ts";
 
 /**
  * A flow's Playwright trace (`record_session`), which opens in Playwright's trace viewer. The trace
  * records what the engine typed (`fill` and `type` arguments, `evaluate` arguments, input values in
- * every DOM snapshot) and the requests the page sent, so what leaves this module has every typed
- * secret masked, no request bodies, and no credential carried in a header or a cookie.
+ * every DOM snapshot), what each of the engine's calls answered (its own reads of the page's storage
+ * and cookies among them), and the requests the page sent and their answers (a login API's answer
+ * carries the token the page then keeps), so what leaves this module has every typed secret and
+ * every value the browser kept masked, no call's answer, no request bodies, and no credential
+ * carried in a header or a cookie.
  */
 
 export const replayMask = "********";
@@ -21,17 +26,66 @@ export async function startReplay(context: BrowserContext): Promise<void> {
   await context.tracing.start({ screenshots: false, snapshots: true });
 }
 
-/** Stops recording and answers the trace zip with `secrets` masked. */
+/**
+ * Stops recording and answers the trace zip with `secrets` masked, and with them every value the
+ * browser keeps at the end (cookies, localStorage, sessionStorage, IndexedDB).
+ */
 export async function stopReplay(context: BrowserContext, secrets: Iterable<string>): Promise<Buffer> {
   // Playwright writes a stopped trace only to a file.
   const directory = await mkdtemp(join(tmpdir(), "acs-replay-"));
   try {
     const path = join(directory, "trace.zip");
     await context.tracing.stop({ path });
-    return maskedTrace(await readFile(path), secrets);
+    // Read once the trace has stopped, so that this read is not in it.
+    const kept = storedSecrets(browserStateValues(await captureBrowserState(context)));
+    return maskedTrace(await readFile(path), [...secrets, ...kept]);
   } finally {
     await rm(directory, { recursive: true, force: true });
   }
+}
+
+/**
+ * A kept value shorter than this is a flag or a setting ("true", "en", "dark"), not a session: masked
+ * everywhere it would blot out the trace's own text.
+ */
+const minStoredSecretLength = 8;
+
+/**
+ * The values a browser keeps (`values`: cookies, storage entries) that a trace must not show: each
+ * one whole and, for one holding JSON (an MSAL account, a `{ accessToken }` object), each string in
+ * it, as the site's answer that brought the session wrote them separately.
+ */
+export function storedSecrets(values: Iterable<string>): string[] {
+  const found: string[] = [];
+  for (const value of values) {
+    found.push(value);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      continue;
+    }
+    found.push(...stringsIn(parsed));
+  }
+  return found.filter((value) => value.length >= minStoredSecretLength);
+}
+
+/** Every value a storageState holds: cookies', localStorage's and sessionStorage's values, and the strings of its IndexedDB records. */
+export function browserStateValues(state: StorageState): string[] {
+  return [
+    ...state.cookies.map((cookie) => cookie.value),
+    ...state.origins.flatMap((origin) => [
+      ...origin.localStorage.map((entry) => entry.value),
+      ...(origin.sessionStorage ?? []).map((entry) => entry.value),
+      ...(origin.indexedDB ?? []).flatMap((database) => database.stores.flatMap((store) => store.records.flatMap(stringsIn))),
+    ]),
+  ];
+}
+
+function stringsIn(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (typeof value === "object" && value !== null) return Object.values(value).flatMap(stringsIn);
+  return [];
 }
 
 /**
@@ -57,9 +111,10 @@ const credentialHeader = /auth|cookie|token|secret|session|api-?key/i;
 /**
  * The trace zip with every written form of each secret replaced by `replayMask` in every entry, the
  * values of credential headers and of cookies replaced by it wherever the trace lists them (the
- * network log's requests and responses, an action's cookies), the bodies of the requests the page
- * sent (a login POST carries the password, in whatever encoding the site chose) dropped with the
- * resource files that held them.
+ * network log's requests and responses), what each call answered dropped (the engine's reads of the
+ * page's storage and cookies are calls too), the bodies of the requests the page sent (a login POST
+ * carries the password, in whatever encoding the site chose) dropped with the resource files that
+ * held them.
  */
 export function maskedTrace(zip: Uint8Array, secrets: Iterable<string>): Buffer {
   const values = [...new Set([...secrets].filter((secret) => secret.length > 0))];
@@ -87,6 +142,7 @@ export function maskedTrace(zip: Uint8Array, secrets: Iterable<string>): Buffer 
     const masked = lines.map((line) => {
       if (line.trim() === "") return line;
       const event = JSON.parse(line) as unknown;
+      dropCallResult(event);
       const body = dropRequestBody(event);
       if (body) requestBodies.add(body);
       return JSON.stringify(maskValue(event));
@@ -101,6 +157,15 @@ export function maskedTrace(zip: Uint8Array, secrets: Iterable<string>): Buffer 
     out[name] = maskedBytes(data, values, maskText);
   }
   return Buffer.from(zipSync(out));
+}
+
+/**
+ * Removes what a call answered from its `after` event: the trace viewer shows it only as the call's
+ * return value, and the engine's calls answer what it read from the page (storage, cookies, inputs).
+ */
+function dropCallResult(event: unknown): void {
+  const after = event as { type?: string; result?: unknown };
+  if (after.type === "after") delete after.result;
 }
 
 /** Removes the body of a `resource-snapshot` event's request; answers the resource file that held it. */

@@ -1,6 +1,6 @@
 import { strFromU8, strToU8, unzipSync, zipSync } from "fflate";
 import { describe, expect, it } from "vitest";
-import { maskedTrace, replayMask } from "#shared/login/browser/replay.ts";
+import { browserStateValues, maskedTrace, replayMask, storedSecrets } from "#shared/login/browser/replay.ts";
 
 const password = 'p@ss "word" & <more>';
 const code = "482913";
@@ -50,7 +50,7 @@ describe("masking a flow's trace", () => {
     expect([...masked["screencast/frame.jpeg"]!]).toEqual([0xff, 0xd8, 0xff, ...strToU8("******"), 0xff, 0xd9]);
   });
 
-  it("masks the values of credential headers and of cookies, wherever the trace lists them, and keeps other headers", () => {
+  it("masks the values of credential headers and of cookies in the network log, keeps other headers, and drops what every call answered", () => {
     const header = (name: string, value: string) => ({ name, value });
     const zip = traceZip({
       "trace.network": lines({
@@ -65,7 +65,10 @@ describe("masking a flow's trace", () => {
           response: { status: 200, headers: [header("Set-Cookie", "sid=r0tated; Path=/"), header("Content-Type", "application/json")], cookies: [{ name: "sid", value: "r0tated", path: "/" }] },
         },
       }),
-      "trace.trace": lines({ type: "after", result: { cookies: [{ name: "sid", value: "r0tated", domain: "127.0.0.1" }], origins: [] } }),
+      "trace.trace": lines(
+        { type: "after", callId: "call@1", endTime: 1, result: { cookies: [{ name: "sid", value: "r0tated", domain: "127.0.0.1" }], origins: [{ origin: "http://127.0.0.1", localStorage: [{ name: "token", value: "t0ken" }] }] } },
+        { type: "after", callId: "call@2", endTime: 2, result: { value: [{ place: "local http://127.0.0.1 token", value: "t0ken" }] } },
+      ),
     });
 
     const masked = unzipSync(maskedTrace(zip, []));
@@ -81,7 +84,10 @@ describe("masking a flow's trace", () => {
     expect(request.cookies).toEqual([{ name: "sid", value: replayMask }]);
     expect(response.headers).toEqual([header("Set-Cookie", replayMask), header("Content-Type", "application/json")]);
     expect(response.cookies).toEqual([{ name: "sid", value: replayMask, path: "/" }]);
-    expect(JSON.parse(strFromU8(masked["trace.trace"]!)).result.cookies).toEqual([{ name: "sid", value: replayMask, domain: "127.0.0.1" }]);
+    expect(strFromU8(masked["trace.trace"]!).split("\n").map((line) => JSON.parse(line))).toEqual([
+      { type: "after", callId: "call@1", endTime: 1 },
+      { type: "after", callId: "call@2", endTime: 2 },
+    ]);
   });
 
   it("keeps a request's body file that is also a response's body", () => {
@@ -96,5 +102,25 @@ describe("masking a flow's trace", () => {
     const masked = unzipSync(maskedTrace(zip, [code]));
 
     expect(Object.keys(masked).sort()).toEqual(["resources/same.json", "trace.network"]);
+  });
+
+  it("masks every value a browser keeps, and each string inside one that holds JSON, but no flag or setting", () => {
+    const state = {
+      cookies: [{ name: "sid", value: "s3ss10n-cookie", domain: "127.0.0.1", path: "/", expires: -1, httpOnly: true, secure: false, sameSite: "Lax" as const }],
+      origins: [
+        {
+          origin: "http://127.0.0.1",
+          localStorage: [{ name: "token", value: "local-t0ken" }, { name: "theme", value: "dark" }],
+          sessionStorage: [{ name: "msal.account", value: JSON.stringify({ secret: "session-t0ken", nested: { refresh: "refresh-t0ken" }, expires: 3600 }) }],
+          indexedDB: [{ name: "auth", version: 1, stores: [{ name: "users", records: [{ key: "user", value: { stsTokenManager: { accessToken: "idb-access-t0ken" } } }] }] }],
+        },
+      ],
+    };
+
+    const secrets = storedSecrets(browserStateValues(state));
+
+    expect(secrets).toEqual(expect.arrayContaining(["s3ss10n-cookie", "local-t0ken", "session-t0ken", "refresh-t0ken", "idb-access-t0ken"]));
+    expect(secrets).not.toContain("dark");
+    expect(secrets).not.toContain("user");
   });
 });
