@@ -1,17 +1,15 @@
 import * as z from "zod/mini";
 import { maxValueCount, maxValueLength, valueKeyPattern } from "../domain/credential.ts";
-import { nameSchema, paginationQuery } from "./schemas.ts";
+import { nameMap, nameSchema, notReservedName, paginationQuery } from "./schemas.ts";
 
 const valueKeyRule = "1 to 64 characters of letters, digits, '.', '_' or '-'";
 
-const valueKey = z.string({ error: "must be a string" }).check(z.regex(valueKeyPattern, `must be ${valueKeyRule}`));
+const valueKey = z.string({ error: "must be a string" }).check(z.regex(valueKeyPattern, `must be ${valueKeyRule}`), notReservedName);
 
-const values = z
-  .record(valueKey, z.string({ error: "must be a string" }).check(z.maxLength(maxValueLength, `must be at most ${maxValueLength} characters`)), {
-    // Also the message for a key that breaks the rule.
-    error: `must be an object mapping field names (${valueKeyRule}) to strings`,
-  })
-  .check(z.refine((map) => Object.keys(map).length <= maxValueCount, `must hold at most ${maxValueCount} values`));
+const values = nameMap(valueKey, z.string({ error: "must be a string" }).check(z.maxLength(maxValueLength, `must be at most ${maxValueLength} characters`)), {
+  // Also the message for a key that breaks the rule.
+  error: `must be an object mapping field names (${valueKeyRule}) to strings`,
+}).check(z.refine((map) => Object.keys(map).length <= maxValueCount, `must hold at most ${maxValueCount} values`));
 
 /** Checked as base32 by the core; the length bound keeps the item small. */
 const totpSecret = z.string({ error: "must be a base32 string" }).check(z.maxLength(256, "must be at most 256 characters"));

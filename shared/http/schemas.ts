@@ -11,6 +11,38 @@ export const nameSchema = z
     z.refine((name) => !isOnlyDots(name), onlyDotsProblem),
   );
 
+/**
+ * Names every JavaScript object answers to already: as a key, `__proto__` is dropped by a record
+ * without a word (value and all, whatever its type), and the others shadow what every object has.
+ */
+export const reservedNames: readonly string[] = ["__proto__", "constructor", "prototype"];
+
+const reservedNameProblem = (name: string) => `'${name}' is a reserved name (${reservedNames.join(", ")} are refused)`;
+
+/** Refuses a reserved name, for a schema of one name. */
+export const notReservedName = z.superRefine((name: string, context) => {
+  if (reservedNames.includes(name)) context.addIssue({ code: "custom", input: name, message: reservedNameProblem(name) });
+});
+
+/**
+ * A body's map of names to values (`values`, `field_values`): a record of `key` to `value` that first
+ * refuses a reserved name, since `JSON.parse` makes `__proto__` an own key that the record would skip
+ * unchecked.
+ */
+export function nameMap<K extends z.core.$ZodRecordKey, V extends z.core.SomeType>(key: K, value: V, params?: Parameters<typeof z.record>[2]) {
+  return z.pipe(
+    z.unknown().check(
+      z.superRefine((input, context) => {
+        if (typeof input !== "object" || input === null) return;
+        for (const name of Object.keys(input)) {
+          if (reservedNames.includes(name)) context.addIssue({ code: "custom", path: [name], input, message: reservedNameProblem(name) });
+        }
+      }),
+    ),
+    z.record(key, value, params),
+  );
+}
+
 const integerParam = (min: number, max: number, fallback: number) =>
   z._default(
     z.pipe(
@@ -93,7 +125,7 @@ export const loginBody = z.object({
 });
 
 const submittedValue = z.string().check(z.maxLength(4096, "must be at most 4096 characters"));
-const valueMap = z.record(z.string().check(z.minLength(1), z.maxLength(255)), submittedValue);
+const valueMap = nameMap(z.string().check(z.minLength(1), z.maxLength(255)), submittedValue);
 const selector = z.optional(z.string().check(z.minLength(1), z.maxLength(1024)));
 
 export const submitBody = z.object({

@@ -16,6 +16,7 @@ beforeAll(async () => {
   ({ send, tableContents } = rawAccess(stack));
   const created = await send("POST", "/auth/connections", { json: { domain: "taken.com", profile_name: "owner" } });
   existingId = ((await created.json()) as { id: string }).id;
+  expect((await send("POST", "/credentials", { json: { name: "kept", domain: "taken.com", values: { password: "x" } } })).status).toBe(201);
 });
 
 afterAll(async () => {
@@ -25,6 +26,10 @@ afterAll(async () => {
 const create = (json: unknown): [string, string, Attempt] => ["POST", "/auth/connections", { json }];
 const patch = (json: unknown): [string, string, Attempt] => ["PATCH", "/auth/connections/{existing}", { json }];
 const list = (query: string): [string, string, Attempt] => ["GET", `/auth/connections?${query}`, {}];
+// Raw JSON: in an object literal `__proto__` sets the prototype, and JSON.stringify would not send it.
+const createCredential = (values: string): [string, string, Attempt] => ["POST", "/credentials", { raw: `{"name":"c","domain":"x.com","values":${values}}` }];
+const updateCredential = (body: string): [string, string, Attempt] => ["PATCH", "/credentials/kept", { raw: body }];
+const submitRaw = (body: string): [string, string, Attempt] => ["POST", "/auth/connections/{existing}/submit", { raw: body }];
 
 const cases: Array<{ name: string; request: [string, string, Attempt]; status: number; code: string; mentions: string }> = [
   { name: "malformed JSON", request: ["POST", "/auth/connections", { raw: '{"domain": "x.com",' }], status: 400, code: "bad_request", mentions: "not valid JSON" },
@@ -86,6 +91,14 @@ const cases: Array<{ name: string; request: [string, string, Attempt]; status: n
   { name: "pool start_url on file:", request: ["POST", "/browser_pools", { json: { size: 1, start_url: "file:///etc/passwd" } }], status: 400, code: "bad_request", mentions: "start_url: the scheme 'file:'" },
   { name: "pool start_url on javascript:", request: ["POST", "/browser_pools", { json: { size: 1, start_url: "javascript:alert(1)" } }], status: 400, code: "bad_request", mentions: "start_url: the scheme 'javascript:'" },
   { name: "pool start_url on data:", request: ["POST", "/browser_pools", { json: { size: 1, start_url: "data:text/html,x" } }], status: 400, code: "bad_request", mentions: "start_url: the scheme 'data:'" },
+  { name: "credential value named __proto__", request: createCredential('{"__proto__":"p1"}'), status: 400, code: "bad_request", mentions: "values.__proto__: '__proto__' is a reserved name" },
+  { name: "credential value named __proto__ holding an object", request: createCredential('{"password":"x","__proto__":{"password":"p1"}}'), status: 400, code: "bad_request", mentions: "values.__proto__" },
+  { name: "credential value named constructor", request: createCredential('{"constructor":"x"}'), status: 400, code: "bad_request", mentions: "values.constructor: 'constructor' is a reserved name" },
+  { name: "credential value named prototype", request: createCredential('{"prototype":"x"}'), status: 400, code: "bad_request", mentions: "values.prototype" },
+  { name: "credential update with a value named __proto__", request: updateCredential('{"values":{"__proto__":"p1"}}'), status: 400, code: "bad_request", mentions: "values.__proto__" },
+  { name: "credential update removing __proto__", request: updateCredential('{"remove_value_keys":["__proto__"]}'), status: 400, code: "bad_request", mentions: "remove_value_keys.0: '__proto__' is a reserved name" },
+  { name: "submit with a field named __proto__", request: submitRaw('{"field_values":{"__proto__":{"password":"p1"}}}'), status: 400, code: "bad_request", mentions: "field_values.__proto__" },
+  { name: "submit with a field named constructor", request: submitRaw('{"fields":{"constructor":"x"}}'), status: 400, code: "bad_request", mentions: "fields.constructor" },
 ];
 
 describe("bad input", () => {
