@@ -13,7 +13,8 @@ import { once } from "node:events";
 import { Writable } from "node:stream";
 import { zstdDecompressInto } from "#shared/archive/zstd-decoder-thread.ts";
 import { storageStateEntry } from "#shared/archive/tar.ts";
-import { profileImport } from "#shared/composition/profile-import.ts";
+import { archives } from "#shared/composition/archives.ts";
+import { profileStore } from "#shared/composition/table.ts";
 import { loadConfig } from "#shared/config.ts";
 import { runningInstance, type RunningInstance } from "../infra/local/running.ts";
 import { useStandInCredentials } from "../infra/local/stand-in-credentials.ts";
@@ -197,12 +198,15 @@ export async function downloadBench(): Promise<string> {
     const created = await client.send("POST", "/profiles", { name: profileName });
     client.close();
     if (created.status !== 201) throw new Error(`creating the profile: HTTP ${created.status}`);
-    // The API takes 4 MiB; bigger archives come from login flows or (in AWS) a presigned upload.
-    // The core's import validates and stores it as the API would.
-    process.stderr.write("importing it through the profiles core...\n");
+    // Far past what an import takes once decompressed (maxDecompressedArchiveBytes), so it goes
+    // straight into the store: a download streams any stored archive, whatever its size.
+    process.stderr.write("storing it straight into the archive store...\n");
     useStandInCredentials();
     const config = loadConfig({ ...process.env, DEPLOYMENT_MODE: "local", DYNAMODB_ENDPOINT: running.dynamoEndpoint, S3_ENDPOINT: running.s3Endpoint });
-    await profileImport(config).importArchive(localOrg, profileName, "application/zstd", await readFile(archive.path));
+    const profileId = (JSON.parse(created.body.toString()) as { id: string }).id;
+    const archiveBytes = await readFile(archive.path);
+    await archives(config).put(localOrg, profileId, "tar.zst", archiveBytes);
+    await profileStore(config).setArchive(localOrg, profileId, { kind: "tar.zst", size: archiveBytes.length, saved_at: new Date().toISOString() });
 
     process.stderr.write("downloading...\n");
     const stored = await measureFormat(running, pid, "tar.zst");

@@ -1,4 +1,4 @@
-import { BadRequestError, UnsupportedMediaTypeError } from "#shared/domain/errors.ts";
+import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from "#shared/domain/errors.ts";
 
 /** The uploaded bytes are not a profile archive we can store; the message says what is wrong. */
 export class InvalidArchiveError extends BadRequestError {
@@ -18,4 +18,24 @@ export class UnsupportedArchiveTypeError extends UnsupportedMediaTypeError {
     super(`${problem}: send one of ${accepted.join(", ")}`);
     this.name = "UnsupportedArchiveTypeError";
   }
+}
+
+/**
+ * A 413: the archive decompresses past `limitBytes`. Small compressed bytes can expand to gigabytes,
+ * so the upload limit alone does not bound what reading an archive costs.
+ */
+export class ArchiveTooLargeError extends PayloadTooLargeError {
+  constructor(limitBytes: number) {
+    super(limitBytes, `the archive is larger than the ${limitBytes} byte limit once decompressed`);
+    this.name = "ArchiveTooLargeError";
+  }
+}
+
+/**
+ * For a `catch` of reading a saved session: one past the cap (stored before imports were capped)
+ * counts as none, which a new login replaces; any other error is rethrown.
+ */
+export function noSessionIfTooLarge(error: unknown): undefined {
+  if (error instanceof ArchiveTooLargeError) return undefined;
+  throw error;
 }

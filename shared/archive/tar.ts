@@ -7,7 +7,7 @@ import type { StorageState } from "#shared/archive/storage-state.ts";
 export const storageStateEntry = "storage_state.json";
 export const profileEntry = "profile.json";
 
-/** An entry is read into memory whole, so its size is capped; the archive itself is not. */
+/** An entry is read into memory whole, so its size is capped (a tar.zst as a whole is capped in validate.ts). */
 export const maxTarEntryBytes = 64 * 1024 * 1024;
 
 /** `profile.json`: which profile the archive holds and which domains its session covers. */

@@ -1,5 +1,5 @@
 import { buffer } from "node:stream/consumers";
-import { InvalidArchiveError, UnsupportedArchiveTypeError } from "#shared/archive/errors.ts";
+import { ArchiveTooLargeError, InvalidArchiveError, UnsupportedArchiveTypeError } from "#shared/archive/errors.ts";
 import { parseStorageState } from "#shared/archive/storage-state.ts";
 import type { StorageState } from "#shared/archive/storage-state.ts";
 import { readTarEntry, storageStateEntry } from "#shared/archive/tar.ts";
@@ -33,13 +33,20 @@ export async function validateUpload(contentType: string | undefined, body: Buff
   return { kind: "tar.zst", storedBytes: body, storageState: await readZstdStorageState(body) };
 }
 
+/**
+ * Most bytes a stored or uploaded tar.zst may decompress to: a profile's session is a few KB to a
+ * few MB, and every health check and login decompresses it again.
+ */
+export const maxDecompressedArchiveBytes = 64 * 1024 * 1024;
+
+/** Throws ArchiveTooLargeError, without decoding past the cap, for an archive over maxDecompressedArchiveBytes. */
 export async function readZstdStorageState(body: Buffer): Promise<StorageState> {
   const frameProblem = zstdFrameProblem(body);
   if (frameProblem) throw new InvalidArchiveError(`not a valid zstd archive: ${frameProblem}`);
   try {
-    return await readStorageState(zstdDecompressFrame(body));
+    return await readStorageState(zstdDecompressFrame(body, maxDecompressedArchiveBytes));
   } catch (error) {
-    if (error instanceof InvalidArchiveError) throw error;
+    if (error instanceof InvalidArchiveError || error instanceof ArchiveTooLargeError) throw error;
     throw new InvalidArchiveError(`not a valid zstd archive: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

@@ -2,6 +2,7 @@
 import * as zlib from "node:zlib";
 import type { Transform } from "node:stream";
 import { promisify } from "node:util";
+import { ArchiveTooLargeError } from "#shared/archive/errors.ts";
 import { requireZstdSupport } from "#shared/archive/zstd-support.ts";
 
 requireZstdSupport();
@@ -44,26 +45,63 @@ const minDecompressedChunkBytes = 64;
  * (docs/performance.md).
  */
 export function zstdDecompressStream(declaredBytes?: number, maxChunkBytes = maxDecompressedChunkBytes): Transform {
-  const chunkSize = Math.min(maxChunkBytes, Math.max(minDecompressedChunkBytes, declaredBytes ?? maxChunkBytes));
-  return zlib.createZstdDecompress({ chunkSize });
+  return zlib.createZstdDecompress({ chunkSize: outputChunkBytes(declaredBytes, maxChunkBytes) });
+}
+
+function outputChunkBytes(declaredBytes: number | undefined, maxChunkBytes: number): number {
+  return Math.min(maxChunkBytes, Math.max(minDecompressedChunkBytes, declaredBytes ?? maxChunkBytes));
+}
+
+/**
+ * A decoder that fails with ArchiveTooLargeError as soon as its output passes `maxOutputBytes`: a
+ * frame of a few KB can expand to gigabytes, and the decoder stops at the cap rather than at the end.
+ */
+class CappedZstdDecompress extends zlib.ZstdDecompress {
+  /** Decoded bytes so far. */
+  outputBytes = 0;
+  readonly maxOutputBytes: number;
+
+  constructor(maxOutputBytes: number, options: zlib.ZstdOptions) {
+    super(options);
+    this.maxOutputBytes = maxOutputBytes;
+  }
+
+  override push(chunk: unknown, encoding?: BufferEncoding): boolean {
+    if (chunk instanceof Uint8Array) {
+      this.outputBytes += chunk.byteLength;
+      if (this.outputBytes > this.maxOutputBytes) {
+        this.destroy(new ArchiveTooLargeError(this.maxOutputBytes));
+        return false;
+      }
+    }
+    return super.push(chunk, encoding);
+  }
+}
+
+/** Streams the decoded content like zstdDecompressStream, failing once it passes `maxOutputBytes`. */
+export function zstdDecompressCapped(maxOutputBytes: number, declaredBytes?: number): CappedZstdDecompress {
+  return new CappedZstdDecompress(maxOutputBytes, { chunkSize: outputChunkBytes(declaredBytes, maxDecompressedChunkBytes) });
 }
 
 /** Frames declaring at most this much decode in one synchronous call. */
 const inlineDecodeMaxBytes = 256 * 1024;
 
 /**
- * The content of one frame held in memory. A session archive (a few KB, its size declared) decodes
- * in one synchronous call: for that size the streaming decoder's setup and thread-pool round trips
- * cost two to four times the CPU of the decoding itself, on every health check. Larger or
- * undeclared content streams with bounded memory.
+ * The content of one frame held in memory, at most `maxOutputBytes` of it: past that, the frame's
+ * declared size refuses it before any decoding, and the decoder stops once its output passes the cap
+ * (ArchiveTooLargeError either way). A session archive (a few KB, its size declared) decodes in one
+ * synchronous call: for that size the streaming decoder's setup and thread-pool round trips cost two
+ * to four times the CPU of the decoding itself, on every health check. Larger or undeclared content
+ * streams with bounded memory.
  */
-export function zstdDecompressFrame(frame: Buffer): Iterable<Buffer> | Transform {
+export function zstdDecompressFrame(frame: Buffer, maxOutputBytes: number): Iterable<Buffer> | Transform {
   const declared = declaredContentSize(frame);
+  if (declared !== undefined && declared > maxOutputBytes) throw new ArchiveTooLargeError(maxOutputBytes);
   if (declared !== undefined && declared <= inlineDecodeMaxBytes) {
     // The cap holds the decoder to the declared size, whatever the frame's blocks would expand to.
     return [zlib.zstdDecompressSync(frame, { maxOutputLength: Math.max(1, declared) })];
   }
-  const decoder = zstdDecompressStream(declared);
+  const decoder = zstdDecompressCapped(maxOutputBytes, declared);
   decoder.end(frame);
   return decoder;
 }

@@ -1,3 +1,4 @@
+import { ArchiveTooLargeError } from "../archive/errors.ts";
 import { countMetric, log } from "../log.ts";
 import { totpCode } from "../login/totp.ts";
 import { answerPrompt, type ReauthBlock } from "../login/auto-answer.ts";
@@ -106,7 +107,14 @@ export function healthCheckCore(deps: HealthCheckDeps) {
     if (connection.last_auth_at === null || !connection.post_login_url) {
       return { status: "NEEDS_AUTH", reauth: false, error: { code: "no_session", message: "no successful login yet: there is no session to check" } };
     }
-    const session = await deps.sessions.load(connection.org, connection.profile_id);
+    const session = await deps.sessions.load(connection.org, connection.profile_id).catch((error: unknown) => {
+      if (error instanceof ArchiveTooLargeError) return error;
+      throw error;
+    });
+    // Such an archive predates the cap on imports; a new login replaces it.
+    if (session instanceof ArchiveTooLargeError) {
+      return { status: "NEEDS_AUTH", reauth: connection.auto_reauth && connection.can_reauth, error: { code: "profile_archive_too_large", message: `the profile's saved session cannot be used: ${session.message}` } };
+    }
     const probe = session
       ? await deps.engine.probe(loginTarget(connection), session, connection.post_login_url, await openEvidence(deps.secrets, connection))
       : { state: "logged_out" as const, reason: "the profile holds no saved session" };

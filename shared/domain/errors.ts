@@ -59,8 +59,8 @@ export class ConflictError extends AppError {
 }
 
 export class PayloadTooLargeError extends AppError {
-  constructor(limitBytes: number) {
-    super(413, "payload_too_large", `request body is larger than the ${limitBytes} byte limit`);
+  constructor(limitBytes: number, message = `request body is larger than the ${limitBytes} byte limit`) {
+    super(413, "payload_too_large", message);
   }
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { noSessionIfTooLarge } from "../archive/errors.ts";
 import { log } from "../log.ts";
 import { canReauthReason, reauthPossible } from "../login/auto-answer.ts";
 import { submissionProblem } from "../login/submission.ts";
@@ -285,7 +286,7 @@ export function loginRouteCore(deps: LoginRouteDeps) {
     if (connection.status !== "AUTHENTICATED" || !connection.post_login_url || connection.flow_status === "IN_PROGRESS") return false;
     // The route runs no browser, and only one can tell whether a browser login's session still works.
     if (connection.login_engine === "browser") return false;
-    const session = await deps.sessions.load(connection.org, connection.profile_id);
+    const session = await deps.sessions.load(connection.org, connection.profile_id).catch(noSessionIfTooLarge);
     if (!session) return false;
     const probe = await deps.engine.probe(loginTarget(connection), session, connection.post_login_url, await openEvidence(deps.secrets, connection));
     return probe.state === "logged_in";

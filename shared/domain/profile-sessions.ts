@@ -1,4 +1,5 @@
 import { buffer } from "node:stream/consumers";
+import { noSessionIfTooLarge } from "../archive/errors.ts";
 import { mergeStorageStates, sessionArchive, storedStorageState } from "../archive/session-archive.ts";
 import type { StorageState } from "../archive/storage-state.ts";
 import type { ArchiveBlobStore, ArchiveRef, ProfileStore } from "./profile.ts";
@@ -38,7 +39,7 @@ export function profileSessionsCore(deps: ProfileSessionsDeps) {
       const savedAt = now();
       const previous = await deps.profiles.get(org, profile.id);
       if (!previous) return false;
-      const saved = previous.archive ? await read(org, profile.id, previous.archive.kind) : undefined;
+      const saved = previous.archive ? await read(org, profile.id, previous.archive.kind).catch(noSessionIfTooLarge) : undefined;
       const merged = mergeStorageStates(saved, session);
       const archive = await sessionArchive(merged, { id: profile.id, name: profile.name, saved_at: savedAt, domains });
       await deps.archives.put(org, profile.id, "tar.zst", archive);

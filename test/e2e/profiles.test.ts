@@ -3,7 +3,8 @@ import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readTarEntry, writeProfileTar } from "#shared/archive/tar.ts";
 import { compressZstd } from "#shared/archive/zstd.ts";
-import { aProfileManifest, aStorageState, packTar } from "../support/archive-builders.ts";
+import { maxDecompressedArchiveBytes } from "#shared/archive/validate.ts";
+import { aProfileArchiveBomb, aProfileManifest, aStorageState, packTar } from "../support/archive-builders.ts";
 import { rawAccess } from "../support/raw-requests.ts";
 import { officialClient, startTestStack } from "../support/stack.ts";
 
@@ -28,6 +29,8 @@ function call(method: string, path: string, body?: Buffer | string, contentType?
 async function bytesOf(response: Response): Promise<Buffer> {
   return Buffer.from(await response.arrayBuffer());
 }
+
+const gibibyte = 1024 * 1024 * 1024;
 
 const upload = (profile: string, body: Buffer | string, contentType: string) =>
   call("PUT", `/profiles/${profile}/archive`, body, contentType);
@@ -207,6 +210,20 @@ describe("profile archives", () => {
     const response = await upload("too-big", Buffer.alloc(4 * 1024 * 1024 + 1), "application/zstd");
 
     expect(response.status).toBe(413);
+  });
+
+  it("answers 413 naming the limit to a small archive that decompresses past the cap, and stores nothing", async () => {
+    await client.profiles.create({ name: "bomb" });
+    const bomb = await aProfileArchiveBomb(gibibyte);
+
+    const response = await upload("bomb", bomb, "application/zstd");
+    const error = (await response.json()) as { code: string; message: string };
+    const stored = await download("bomb");
+
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    expect(response.status).toBe(413);
+    expect(error).toEqual({ code: "payload_too_large", message: `the archive is larger than the ${maxDecompressedArchiveBytes} byte limit once decompressed` });
+    expect(stored.status).toBe(404);
   });
 
   it("answers 404 with a clear message before any archive is saved, and 400 to an unknown format", async () => {

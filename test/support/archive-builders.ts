@@ -1,7 +1,9 @@
 import { pack } from "tar-stream";
+import { Readable } from "node:stream";
 import { buffer } from "node:stream/consumers";
 import type { StorageState } from "#shared/archive/storage-state.ts";
-import type { ProfileManifest } from "#shared/archive/tar.ts";
+import { writeProfileTar, type ProfileManifest } from "#shared/archive/tar.ts";
+import { zstdCompressStream } from "#shared/archive/zstd.ts";
 
 export function aStorageState(): StorageState {
   return {
@@ -30,4 +32,19 @@ export async function packTar(entries: { name: string; content: string | Buffer 
   for (const entry of entries) archive.entry({ name: entry.name }, entry.content);
   archive.finalize();
   return buffer(archive as AsyncIterable<Buffer>);
+}
+
+/**
+ * A zstd bomb that reads as a profile: a valid profile tar, then `zeroBytes` of zeros (which a tar
+ * reader skips as empty blocks), compressed as a stream so the frame declares no size. Built from
+ * one reused mebibyte of zeros, so nothing holds the expanded content.
+ */
+export async function aProfileArchiveBomb(zeroBytes: number): Promise<Buffer> {
+  const tar = await writeProfileTar({ storageState: aStorageState(), profile: aProfileManifest() });
+  const zeros = Buffer.alloc(1024 * 1024);
+  function* content(): Generator<Buffer> {
+    yield tar;
+    for (let left = zeroBytes; left > 0; left -= zeros.length) yield zeros.subarray(0, Math.min(left, zeros.length));
+  }
+  return buffer(Readable.from(content()).pipe(zstdCompressStream()));
 }

@@ -2,7 +2,9 @@ import { compress as referenceCompress, decompress as referenceDecompress } from
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import { buffer } from "node:stream/consumers";
+import * as zlib from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { ArchiveTooLargeError } from "#shared/archive/errors.ts";
 import {
   compressZstd,
   declaredContentSize,
@@ -12,6 +14,9 @@ import {
   zstdDecompressStream,
   zstdFrameProblem,
 } from "#shared/archive/zstd.ts";
+import { aProfileArchiveBomb } from "../../support/archive-builders.ts";
+
+const mebibyte = 1024 * 1024;
 
 const content = Buffer.concat([randomBytes(200_000), Buffer.alloc(300_000, "profile ")]);
 
@@ -89,7 +94,7 @@ describe("zstdDecompressFrame", () => {
     const data = Buffer.concat([randomBytes(size / 2), Buffer.alloc(size / 2, "cookie ")]);
 
     // Act
-    const decoded = await buffer(Readable.from(zstdDecompressFrame(await compressZstd(data))));
+    const decoded = await buffer(Readable.from(zstdDecompressFrame(await compressZstd(data), size)));
 
     // Assess
     expect(decoded.equals(data)).toBe(true);
@@ -102,7 +107,36 @@ describe("zstdDecompressFrame", () => {
 
     // Act, Assess
     expect(declaredContentSize(compressed)).toBe(1_000);
-    expect(() => zstdDecompressFrame(compressed)).toThrow();
+    expect(() => zstdDecompressFrame(compressed, 5_000)).toThrow();
+  });
+
+  it("stops a frame that declares no size once its output passes the cap, having read a small part of it", async () => {
+    // Prepare
+    const bomb = await aProfileArchiveBomb(512 * mebibyte);
+    const cap = 4 * mebibyte;
+    let outputBytes = 0;
+
+    // Act
+    const decoder = zstdDecompressFrame(bomb, cap);
+    const reading = (async () => {
+      for await (const chunk of decoder) outputBytes += chunk.length;
+    })();
+
+    // Assess
+    await expect(reading).rejects.toThrow(new ArchiveTooLargeError(cap));
+    expect(declaredContentSize(bomb)).toBeUndefined();
+    expect(decoder).toBeInstanceOf(zlib.ZstdDecompress);
+    expect(outputBytes).toBeLessThanOrEqual(cap);
+    // The compressed bytes the decoder took in before it stopped: a small part of the frame.
+    expect((decoder as zlib.ZstdDecompress).bytesWritten).toBeLessThan(bomb.length / 8);
+  });
+
+  it("refuses a frame that declares a size past the cap without decoding it", async () => {
+    // Prepare
+    const compressed = await compressZstd(Buffer.alloc(2 * mebibyte));
+
+    // Act, Assess
+    expect(() => zstdDecompressFrame(compressed, mebibyte)).toThrow(new ArchiveTooLargeError(mebibyte));
   });
 });
 
