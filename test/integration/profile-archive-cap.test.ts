@@ -8,7 +8,7 @@ import { profileStore } from "#shared/composition/table.ts";
 import { healthCheckCore, type HealthCheckTaskInput } from "#shared/domain/connection-workflow.ts";
 import type { LoginEngine } from "#shared/login/types.ts";
 import { aProfileArchiveBomb, aStorageState } from "../support/archive-builders.ts";
-import { servicesOnFreshTable, uniqueOrg } from "../support/services.ts";
+import { loggedInUnderTestExecution, servicesOnFreshTable, uniqueOrg } from "../support/services.ts";
 
 let core: Awaited<ReturnType<typeof servicesOnFreshTable>>;
 let bomb: Buffer;
@@ -35,15 +35,7 @@ async function connectionWithStoredArchive(org: string, archive: Buffer) {
   const record = (await core.connectionStore.get(org, created.id))!;
   await archives(core.config).put(org, record.profile_id, "tar.zst", archive);
   await profileStore(core.config).setArchive(org, record.profile_id, { kind: "tar.zst", size: archive.length, saved_at: new Date().toISOString() });
-  // The local execution ends at its next task: the record names this test's execution instead.
-  const executionId = `test-execution-${created.id}`;
-  await core.connectionStore.guardedUpdate(org, created.id, { executionArn: record.execution_arn! }, {
-    execution_arn: executionId,
-    health_checks: true,
-    status: "AUTHENTICATED",
-    last_auth_at: new Date().toISOString(),
-    post_login_url: "https://cap.example.com/dashboard",
-  });
+  const executionId = await loggedInUnderTestExecution(core, org, created.id, { post_login_url: "https://cap.example.com/dashboard" });
   const input: HealthCheckTaskInput = { org, connection_id: created.id, generation: 0, iteration: 0, execution_id: executionId, execution_started_at: new Date().toISOString() };
   return { id: created.id, profileId: record.profile_id, input };
 }

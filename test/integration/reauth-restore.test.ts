@@ -9,7 +9,7 @@ import { reauthStopped } from "#shared/domain/reauth-safety.ts";
 import { createLoginEngine } from "#shared/login/engine.ts";
 import type { LoginEngine, ProbeOutcome, StepOutcome } from "#shared/login/types.ts";
 import { startGuardedLoginSite, type GuardedLoginSite } from "../sites/guarded-login-site.ts";
-import { servicesOnFreshTable, uniqueOrg } from "../support/services.ts";
+import { loggedInUnderTestExecution, servicesOnFreshTable, uniqueOrg } from "../support/services.ts";
 
 let core: Awaited<ReturnType<typeof servicesOnFreshTable>>;
 let site: GuardedLoginSite;
@@ -110,14 +110,7 @@ function fakeEngine(answer: StepOutcome, checks: ProbeOutcome["state"][]) {
 async function loggedInConnection(org: string, engine: LoginEngine) {
   const credential = await credentials(core.config).create(org, { name: "ledger", domain: "ledger.example.com", values: { identifier: "ada", password: "stored" } });
   const created = await core.connections.create(org, { domain: "ledger.example.com", profile_name: "p", credential: { name: "ledger" }, health_checks: false });
-  const record = (await core.connectionStore.get(org, created.id))!;
-  // The local execution ends at its next task: the record names this test's execution instead.
-  const executionId = `test-execution-${created.id}`;
-  await core.connectionStore.guardedUpdate(org, created.id, { executionArn: record.execution_arn! }, {
-    execution_arn: executionId,
-    health_checks: true,
-    status: "AUTHENTICATED",
-    last_auth_at: new Date().toISOString(),
+  const executionId = await loggedInUnderTestExecution(core, org, created.id, {
     post_login_url: "https://ledger.example.com/dashboard",
     can_reauth: true,
     can_reauth_reason: "has_credential",

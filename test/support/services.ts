@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { services, type Services } from "#shared/services.ts";
+import type { Connection } from "#shared/domain/connection.ts";
 import type { LocalStackOptions } from "../../infra/local/stack.ts";
 import { startTestStack } from "./stack.ts";
 
@@ -15,4 +16,27 @@ export async function servicesOnFreshTable(workflow?: LocalStackOptions["workflo
 
 export function uniqueOrg(): string {
   return `org-${randomBytes(4).toString("hex")}`;
+}
+
+/**
+ * Marks the connection logged in, with health checks on, for a test that runs the workflow's tasks
+ * itself: the local execution ends at its next task, so the record names this test's execution
+ * instead, whose id this returns.
+ */
+export async function loggedInUnderTestExecution(
+  core: Awaited<ReturnType<typeof servicesOnFreshTable>>,
+  org: string,
+  id: string,
+  changes: Partial<Connection> & { post_login_url: string },
+): Promise<string> {
+  const record = (await core.connectionStore.get(org, id))!;
+  const executionId = `test-execution-${id}`;
+  await core.connectionStore.guardedUpdate(org, id, { executionArn: record.execution_arn! }, {
+    execution_arn: executionId,
+    health_checks: true,
+    status: "AUTHENTICATED",
+    last_auth_at: new Date().toISOString(),
+    ...changes,
+  });
+  return executionId;
 }
