@@ -17,7 +17,12 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<
   if (token && tokens.isHandoffToken(token)) {
     const grant = await tokens.verify(token);
     if (!grant) throw new Error("Unauthorized");
-    return allow(event, grant.org, { org: grant.org, connection_scope: grant.connectionId, connection_scope_expires_at: grant.expiresAt });
+    return allow(event, grant.org, {
+      org: grant.org,
+      connection_scope: grant.connectionId,
+      connection_scope_expires_at: grant.expiresAt,
+      connection_scope_token: grant.tokenId,
+    });
   }
   const org = await apiKeys().authenticate(authorization);
   // API Gateway answers 401 only for this exact error message.

@@ -44,6 +44,21 @@ function poolsEnabled(scope: Construct): boolean {
   return value === true || value === "true";
 }
 
+/**
+ * `-c RESERVED_STREAM_CONCURRENCY=<n>` changes the concurrency reserved for the event stream's
+ * function (the route table's, 50, when absent); `none` reserves nothing, for an account at Lambda's
+ * default concurrency limit, which has none to reserve and whose deploy would fail.
+ */
+function streamConcurrency(scope: Construct): number | "none" | undefined {
+  const value: unknown = scope.node.tryGetContext("RESERVED_STREAM_CONCURRENCY");
+  if (value === undefined || value === "none") return value;
+  const concurrency = Number(value);
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new Error(`RESERVED_STREAM_CONCURRENCY: expected a whole number of at least 1, or "none"; got '${String(value)}'`);
+  }
+  return concurrency;
+}
+
 /** The whole service: storage (retained), the connection workflow, the API and its dashboard. */
 export class AuthConnectionStack extends Stack {
   readonly storage: Storage;
@@ -85,6 +100,7 @@ export class AuthConnectionStack extends Stack {
       keyCacheTtl: Duration.seconds(apiKeyCacheSeconds),
       throttle: { rateLimit: 50, burstLimit: 100 },
       allowedOrigins: deployer.config.ALLOWED_ORIGINS,
+      streamConcurrency: streamConcurrency(this),
     });
     this.poolFiller = this.browserTasks && this.scheduledPoolFiller(this.browserTasks, resources);
     this.observability = new Observability(this, "Observability", {

@@ -16,6 +16,12 @@ export interface Route {
   /** The function's timeout, when the default (29 s, or 5 minutes for a streamed answer) is not enough. */
   timeoutSeconds?: number;
   /**
+   * Concurrency reserved for the function, which is also the most it runs at once: a route whose
+   * answers hold a function for minutes then cannot take the account's whole Lambda concurrency.
+   * A deployer may change or drop it (`RESERVED_STREAM_CONCURRENCY`, infra/stack.ts).
+   */
+  reservedConcurrency?: number;
+  /**
    * "none": no authorizer runs and the request carries no org (the exchange, where the one-time code
    * in the body is the credential). Absent: an API key or a handoff token is required.
    */
@@ -94,8 +100,10 @@ export const routes: readonly Route[] = [
     streaming: true,
     // Lambda's limit: the stream ends itself a minute earlier (maxFollowSeconds).
     timeoutSeconds: 15 * 60,
+    reservedConcurrency: 50,
     cors: true,
-    grants: ["table:read"],
+    // Writes: the slot each open stream holds (connection-events.ts).
+    grants: ["table:read", "table:write"],
   },
   {
     name: "ExchangeHandoffCode",

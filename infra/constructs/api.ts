@@ -28,6 +28,8 @@ export interface ApiProps {
   throttle: { rateLimit: number; burstLimit: number };
   /** `ALLOWED_ORIGINS` as deployed: the CORS headers of API Gateway's own answers are fixed from it. */
   allowedOrigins: AllowedOrigins;
+  /** In place of the route table's `reservedConcurrency` on the routes that set one: a number, or "none" to reserve nothing. */
+  streamConcurrency?: number | "none";
 }
 
 export interface RouteFunction {
@@ -150,6 +152,7 @@ export class Api extends Construct {
         resources: props.resources,
         // A streamed answer may outlast API Gateway's 29 s integration limit; the stream's idle limit is 5 minutes.
         ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : route.streaming ? { timeout: Duration.minutes(5) } : {}),
+        reservedConcurrency: reservedConcurrencyOf(route, props.streamConcurrency),
       });
       const integration = new LambdaIntegration(handler.function, {
         responseTransferMode: route.streaming ? ResponseTransferMode.STREAM : ResponseTransferMode.BUFFERED,
@@ -190,4 +193,9 @@ export class Api extends Construct {
       },
     );
   }
+}
+
+function reservedConcurrencyOf(route: Route, deployed: number | "none" | undefined): number | undefined {
+  if (route.reservedConcurrency === undefined || deployed === "none") return undefined;
+  return deployed ?? route.reservedConcurrency;
 }

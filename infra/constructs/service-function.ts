@@ -91,6 +91,8 @@ export interface ServiceFunctionProps {
   grants: readonly Grant[];
   resources: FunctionResources;
   timeout?: Duration;
+  /** Concurrency reserved for the function, and its most at once; none when absent. */
+  reservedConcurrency?: number;
   /** The function runs the login browser (see `browserRuntime`). */
   runsBrowser?: boolean;
 }
@@ -120,6 +122,7 @@ export class ServiceFunction extends Construct {
       memorySize: runtime.memorySize,
       ephemeralStorageSize: runtime.ephemeralStorageSize,
       timeout: props.timeout ?? Duration.seconds(29),
+      reservedConcurrentExecutions: props.reservedConcurrency,
       role: this.role,
       logGroup,
       environment: { ...props.resources.environment, NODE_OPTIONS: "--enable-source-maps" },

@@ -5,6 +5,7 @@ import { dynamoConnectionStore } from "../store/connections-store.ts";
 import { dynamoHandoffStore } from "../store/handoff-store.ts";
 import { dynamoPoolStore } from "../store/pools-store.ts";
 import { dynamoProfileStore } from "../store/profiles-store.ts";
+import { dynamoStreamSlotStore } from "../store/stream-slots-store.ts";
 import { perConfig } from "./config.ts";
 import { outagesAsServiceUnavailable, sdkClientSettings } from "./sdk-settings.ts";
 
@@ -22,3 +23,4 @@ export const profileStore = /* @__PURE__ */ perConfig((config) => dynamoProfileS
 export const poolStore = /* @__PURE__ */ perConfig((config) => dynamoPoolStore(tableClient(config), config.TABLE_NAME));
 export const apiKeyStore = /* @__PURE__ */ perConfig((config) => dynamoApiKeyStore(tableClient(config), config.TABLE_NAME));
 export const handoffStore = /* @__PURE__ */ perConfig((config) => dynamoHandoffStore(tableClient(config), config.TABLE_NAME));
+export const streamSlotStore = /* @__PURE__ */ perConfig((config) => dynamoStreamSlotStore(tableClient(config), config.TABLE_NAME));

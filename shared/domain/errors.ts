@@ -36,6 +36,12 @@ export class UnauthorizedError extends AppError {
   }
 }
 
+export class HandoffTokenExpiredError extends UnauthorizedError {
+  constructor() {
+    super("handoff token expired: exchange a new handoff code");
+  }
+}
+
 /** The caller is known but its credential does not reach this route or resource. */
 export class ForbiddenError extends AppError {
   constructor(message: string) {
@@ -61,6 +67,16 @@ export class ConflictError extends AppError {
 export class PayloadTooLargeError extends AppError {
   constructor(limitBytes: number, message = `request body is larger than the ${limitBytes} byte limit`) {
     super(413, "payload_too_large", message);
+  }
+}
+
+/** A 429 with the seconds the answer's `Retry-After` names. */
+export class TooManyRequestsError extends AppError {
+  readonly retryAfterSeconds: number;
+
+  constructor(code: string, message: string, retryAfterSeconds: number) {
+    super(429, code, message);
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 

@@ -44,6 +44,8 @@ export interface HandoffGrant {
   connectionId: string;
   /** Epoch seconds. */
   expiresAt: number;
+  /** The token's own id (its `jti`): what the caps on a token's open event streams count by. */
+  tokenId: string;
 }
 
 export function hashHandoffCode(code: string): string {
@@ -155,10 +157,10 @@ export function handoffTokenVerifier(deps: { signingKey: SigningKey; now?: () =>
       const key = await deps.signingKey.forVerifying();
       const claims = key && verifiedJwtClaims(key, token);
       if (!claims || claims.scope !== handoffTokenScope) return undefined;
-      const { sub, org, exp } = claims;
-      if (typeof sub !== "string" || typeof org !== "string" || typeof exp !== "number") return undefined;
+      const { sub, org, exp, jti } = claims;
+      if (typeof sub !== "string" || typeof org !== "string" || typeof exp !== "number" || typeof jti !== "string") return undefined;
       if (exp <= now() / 1000) return undefined;
-      return { org, connectionId: sub, expiresAt: exp };
+      return { org, connectionId: sub, expiresAt: exp, tokenId: jti };
     },
   };
 }

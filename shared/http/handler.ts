@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
 import { pipeline } from "node:stream/promises";
 import * as z from "zod/mini";
-import { AppError, BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from "../domain/errors.ts";
+import { AppError, BadRequestError, ForbiddenError, HandoffTokenExpiredError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from "../domain/errors.ts";
 import { errorFields, log } from "../log.ts";
 import { allowedOrigins, corsHeaders, corsRoute } from "./cors.ts";
 import { requestBaseUrl } from "./base-url.ts";
@@ -23,6 +23,8 @@ export interface HttpRequest<Params, Query, Body> {
   headers: APIGatewayProxyEvent["headers"];
   /** Where the client reached the API (`https://host/stage`), for links back to it. */
   baseUrl: string;
+  /** Set when the caller holds a handoff token rather than an API key. */
+  handoffToken?: { id: string; /** Epoch seconds. */ expiresAt: number };
 }
 
 interface Schemas<P extends z.ZodMiniType, Q extends z.ZodMiniType, B extends z.ZodMiniType> {
@@ -55,6 +57,8 @@ interface AuthorizerContext {
   connection_scope?: string;
   /** Epoch seconds; API Gateway may serve a cached authorizer answer after the token itself expired. */
   connection_scope_expires_at?: string | number;
+  /** The handoff token's id. */
+  connection_scope_token?: string;
 }
 
 /**
@@ -137,8 +141,10 @@ async function respond<C, P extends z.ZodMiniType, Q extends z.ZodMiniType, B ex
     const raw = { contentType: headerValue(event.headers, "content-type"), bytes: rawBody(event) };
     const limit = schemas.rawBodyLimit ?? maxJsonBodyBytes;
     if (raw.bytes.length > limit) throw new PayloadTooLargeError(limit);
+    const handoffToken = org === undefined ? undefined : handoffTokenOf(decoded);
     const request = {
       ...(org === undefined ? {} : { org }),
+      ...(handoffToken ? { handoffToken } : {}),
       requestId,
       raw,
       headers: event.headers ?? {},
@@ -168,12 +174,19 @@ function authorizedOrg(event: APIGatewayProxyEvent, opensToHandoffToken: boolean
   if (!context.org) throw new UnauthorizedError();
   if (context.connection_scope === undefined) return context.org;
   if (!(Number(context.connection_scope_expires_at) > Date.now() / 1000)) {
-    throw new UnauthorizedError("handoff token expired: exchange a new handoff code");
+    throw new HandoffTokenExpiredError();
   }
   if (!opensToHandoffToken || event.pathParameters?.id !== context.connection_scope) {
     throw new ForbiddenError("a handoff token reaches only get, submit and events of the connection it was issued for; use an API key");
   }
   return context.org;
+}
+
+/** The handoff token of a request `authorizedOrg` let through; undefined for an API key. */
+function handoffTokenOf(event: APIGatewayProxyEvent): HttpRequest<unknown, unknown, unknown>["handoffToken"] {
+  const context = (event.requestContext?.authorizer ?? {}) as AuthorizerContext;
+  if (context.connection_scope === undefined) return undefined;
+  return { id: String(context.connection_scope_token), expiresAt: Number(context.connection_scope_expires_at) };
 }
 
 function withRequestId<R extends HttpResponse | StreamingResponse>(response: R, requestId: string): R {

@@ -1,5 +1,5 @@
 import type { Readable, Writable } from "node:stream";
-import { AppError, errorBody } from "../domain/errors.ts";
+import { AppError, errorBody, TooManyRequestsError } from "../domain/errors.ts";
 
 export interface HttpResponse {
   statusCode: number;
@@ -40,6 +40,7 @@ export function errorResponse(error: unknown, requestId: string): HttpResponse {
   const body = errorBody(error, requestId);
   if (!(error instanceof AppError)) return json(500, body);
   const retryable = error.status === 408 || error.status === 429 || error.status >= 500;
-  const headers: Record<string, string> = retryable ? { "retry-after": "1", "x-should-retry": "true" } : { "x-should-retry": "false" };
+  const retryAfter = error instanceof TooManyRequestsError ? String(error.retryAfterSeconds) : "1";
+  const headers: Record<string, string> = retryable ? { "retry-after": retryAfter, "x-should-retry": "true" } : { "x-should-retry": "false" };
   return json(error.status, body, headers);
 }

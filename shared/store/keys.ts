@@ -29,6 +29,8 @@ export const keys = {
   poolName: (org: string, name: string) => ({ pk: `POOLNAME#${org}#${name}`, sk: "POOLNAME" }),
   /** Org-free: the filler serves every org's pools, one pass at a time. */
   fillerPass: () => ({ pk: "FILLERPASS", sk: "FILLERPASS" }),
+  /** The open event streams of a connection: one item, so a conditional write sees them all. */
+  streamSlots: (org: string, connectionId: string) => ({ pk: `STREAMS#${org}#${connectionId}`, sk: "STREAMS" }),
   credential: (org: string, id: string) => ({ pk: `CRED#${org}#${id}`, sk: "CRED" }),
   credentialName: (org: string, name: string) => ({ pk: `CREDNAME#${org}#${name}`, sk: "CREDNAME" }),
 };

@@ -3,6 +3,10 @@ import Kernel, { NotFoundError, PermissionDeniedError } from "@onkernel/sdk";
 import type { ConnectionFollowResponse } from "@onkernel/sdk/resources/auth/connections";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handoff } from "#shared/composition/handoff.ts";
+import { secretBox } from "#shared/composition/secrets.ts";
+import { handoffStore } from "#shared/composition/table.ts";
+import { maxStreamsPerCredential } from "#shared/domain/connection-events.ts";
+import { handoffCore, handoffSigningKey } from "#shared/domain/handoff.ts";
 import type { Connection } from "#shared/domain/connection.ts";
 import { services } from "#shared/services.ts";
 import { keys } from "#shared/store/keys.ts";
@@ -203,5 +207,59 @@ describe("the hosted page's handoff", () => {
     const altered = new Kernel({ baseURL: stack.url, apiKey: `${header}.${widened}.${signature}` });
 
     await expect(altered.auth.connections.retrieve("ac_someone_else")).rejects.toMatchObject({ status: 401 });
+  });
+});
+
+describe("the caps on a handoff token's event streams", () => {
+  async function tokenFor(id: string, tokenSeconds?: number): Promise<string> {
+    const code = await handoff().issueHandoffCode(localOrg, id, new Date(Date.now() + 600_000).toISOString());
+    // A core of the service's own parts with a shorter token lifetime: the service's is at least a minute.
+    const issuer = tokenSeconds
+      ? handoffCore({ store: handoffStore(), signingKey: handoffSigningKey({ store: handoffStore(), box: async () => secretBox() }), tokenSeconds })
+      : handoff();
+    return (await issuer.exchange(id, code)).jwt;
+  }
+
+  function openStream(id: string, bearer: string, signal: AbortSignal): Promise<Response> {
+    return fetch(`${stack.url}/auth/connections/${id}/events`, { headers: { authorization: `Bearer ${bearer}`, accept: "text/event-stream" }, signal });
+  }
+
+  it("answers the token's streams beyond its cap with 429 and Retry-After, however many open at once, while an API key may still follow", async () => {
+    const connection = await aConnection();
+    await setFlow(connection.id, awaitingInput);
+    const jwt = await tokenFor(connection.id);
+    const open = new AbortController();
+    try {
+      const answers = await Promise.all(Array.from({ length: maxStreamsPerCredential + 2 }, () => openStream(connection.id, jwt, open.signal)));
+      const beyond = await openStream(connection.id, jwt, open.signal);
+      const withKey = await openStream(connection.id, stack.apiKey, open.signal);
+
+      const refused = [...answers, beyond].filter((answer) => answer.status !== 200);
+      expect(answers.filter((answer) => answer.status === 200)).toHaveLength(maxStreamsPerCredential);
+      expect(refused.map((answer) => answer.status)).toEqual([429, 429, 429]);
+      for (const answer of refused) {
+        expect(Number(answer.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+        expect(await answer.json()).toEqual({ code: "too_many_streams", message: expect.stringContaining(`${maxStreamsPerCredential} open event streams`) });
+      }
+      expect(withKey.status).toBe(200);
+    } finally {
+      open.abort();
+    }
+  });
+
+  it("ends a stream, with an error event saying so, when the token that opened it expires", async () => {
+    const connection = await aConnection();
+    await setFlow(connection.id, awaitingInput);
+    const scoped = new Kernel({ baseURL: stack.url, apiKey: await tokenFor(connection.id, 5), maxRetries: 0 });
+    const stream = states(await scoped.auth.connections.follow(connection.id));
+
+    const first = await stream.next();
+    let last = await stream.nextEvent();
+    while (last?.event === "sse_heartbeat") last = await stream.nextEvent();
+    const after = await stream.nextEvent();
+
+    expect(first).toMatchObject({ flow_status: "IN_PROGRESS", flow_step: "AWAITING_INPUT" });
+    expect(last).toMatchObject({ event: "error", error: { code: "unauthorized", message: "handoff token expired: exchange a new handoff code" } });
+    expect(after).toBeUndefined();
   });
 });

@@ -249,6 +249,22 @@ describe("the API", () => {
     }
   });
 
+  it("reserves concurrency for the events stream's function alone, which a deployer may change or drop", () => {
+    const eventsFunction = functionFor(routes.find((route) => route.name === "FollowConnectionEvents")!.handler);
+    const reservedOf = (given: AuthConnectionStack) =>
+      Object.fromEntries(
+        Object.entries(Template.fromStack(given).findResources("AWS::Lambda::Function"))
+          .filter(([, fn]) => fn.Properties.ReservedConcurrentExecutions !== undefined)
+          .map(([id, fn]) => [id, fn.Properties.ReservedConcurrentExecutions as number]),
+      );
+    const synthesizedWith = (value: string) => authConnectionApp(new App({ context: { "aws:cdk:bundling-stacks": [], RESERVED_STREAM_CONCURRENCY: value } }));
+
+    expect(reservedOf(stack)).toEqual({ [eventsFunction]: 50 });
+    expect(reservedOf(synthesizedWith("20"))).toEqual({ [eventsFunction]: 20 });
+    expect(reservedOf(synthesizedWith("none"))).toEqual({});
+    expect(() => synthesizedWith("0")).toThrow(/RESERVED_STREAM_CONCURRENCY/);
+  });
+
   it("answers API Gateway's own 401 and unknown routes with the service's error body", () => {
     template.hasResourceProperties("AWS::ApiGateway::GatewayResponse", {
       ResponseType: "UNAUTHORIZED",

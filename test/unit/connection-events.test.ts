@@ -1,7 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { connectionEventsCore, flowSnapshot, nextFollowStep, sseFrame } from "#shared/domain/connection-events.ts";
+import {
+  apiKeyHolder,
+  connectionEventsCore,
+  flowSnapshot,
+  maxStreamsPerConnection,
+  maxStreamsPerCredential,
+  nextFollowStep,
+  sseFrame,
+  streamSlotLeaseMilliseconds,
+  type StreamSlot,
+  type StreamSlotStore,
+} from "#shared/domain/connection-events.ts";
 import type { Connection } from "#shared/domain/connection.ts";
-import { NotFoundError } from "#shared/domain/errors.ts";
+import { NotFoundError, TooManyRequestsError } from "#shared/domain/errors.ts";
 import { connectionRecord } from "../support/connection-record.ts";
 
 const connection = connectionRecord;
@@ -73,11 +84,45 @@ describe("change detection", () => {
   });
 });
 
+/** The slot store's contract in memory: one versioned map per connection. */
+function slotsInMemory() {
+  const items = new Map<string, { slots: Record<string, StreamSlot>; version: number }>();
+  const item = (org: string, id: string) => items.get(`${org}/${id}`) ?? { slots: {}, version: 0 };
+  const store: StreamSlotStore = {
+    async read(org, id) {
+      const { slots, version } = item(org, id);
+      return { slots: structuredClone(slots), version };
+    },
+    async replace(org, id, slots, version) {
+      if (item(org, id).version !== version) return false;
+      items.set(`${org}/${id}`, { slots: structuredClone(slots), version: version + 1 });
+      return true;
+    },
+    async renew(org, id, slotId, until) {
+      const current = item(org, id);
+      const slot = current.slots[slotId];
+      if (!slot) return false;
+      items.set(`${org}/${id}`, { slots: { ...current.slots, [slotId]: { ...slot, until } }, version: current.version + 1 });
+      return true;
+    },
+    async release(org, id, slotId) {
+      const current = item(org, id);
+      const { [slotId]: _released, ...rest } = current.slots;
+      items.set(`${org}/${id}`, { slots: rest, version: current.version + 1 });
+    },
+  };
+  return { store, open: (org: string, id: string) => Object.keys(item(org, id).slots).length };
+}
+
+const apiKey = { holder: apiKeyHolder };
+
 /** A store whose record the test changes between reads, and a clock each wait moves on. */
 function scripted(states: (Connection | undefined)[], options: { heartbeatMilliseconds?: number; maxMilliseconds?: number; failAt?: number } = {}) {
   let clock = Date.parse("2026-01-01T00:00:00.000Z");
   let reads = 0;
+  const slots = slotsInMemory();
   const core = connectionEventsCore({
+    slots: slots.store,
     connections: {
       async get() {
         if (reads === options.failAt) throw new Error("DynamoDB is down at 10.0.0.7");
@@ -94,7 +139,15 @@ function scripted(states: (Connection | undefined)[], options: { heartbeatMillis
       clock += milliseconds;
     },
   });
-  return { core, reads: () => reads };
+  return {
+    core,
+    reads: () => reads,
+    openSlots: () => slots.open("acme", "ac_1"),
+    now: () => clock,
+    advance: (milliseconds: number) => {
+      clock += milliseconds;
+    },
+  };
 }
 
 async function collect(frames: AsyncIterable<string>) {
@@ -115,7 +168,7 @@ describe("following a connection", () => {
     ];
     const { core } = scripted(states);
 
-    const frames = await collect(await core.follow("acme", "ac_1", "req-1"));
+    const frames = await collect(await core.follow("acme", "ac_1", "req-1", apiKey));
 
     expect(frames.map((frame) => [frame.type, frame.data.flow_status, frame.data.flow_step])).toEqual([
       ["managed_auth_state", "IN_PROGRESS", "DISCOVERING"],
@@ -130,7 +183,7 @@ describe("following a connection", () => {
     const waiting = Array.from({ length: 12 }, () => connection(awaitingInput));
     const { core } = scripted([...waiting, connection({ ...awaitingInput, flow_status: "EXPIRED" })], { heartbeatMilliseconds: 1000 });
 
-    const frames = await collect(await core.follow("acme", "ac_1", "req-1"));
+    const frames = await collect(await core.follow("acme", "ac_1", "req-1", apiKey));
 
     expect(frames.map((frame) => frame.type)).toEqual([
       "managed_auth_state",
@@ -145,7 +198,7 @@ describe("following a connection", () => {
   it("ends by itself at the stream's time limit", async () => {
     const { core, reads } = scripted([connection(awaitingInput)], { maxMilliseconds: 10_000 });
 
-    const frames = await collect(await core.follow("acme", "ac_1", "req-1"));
+    const frames = await collect(await core.follow("acme", "ac_1", "req-1", apiKey));
 
     expect(frames).toHaveLength(1);
     expect(reads()).toBe(40);
@@ -154,7 +207,7 @@ describe("following a connection", () => {
   it("sends a masked error frame and ends when the connection cannot be read", async () => {
     const { core } = scripted([connection(awaitingInput)], { failAt: 2 });
 
-    const frames = await collect(await core.follow("acme", "ac_1", "req-9"));
+    const frames = await collect(await core.follow("acme", "ac_1", "req-9", apiKey));
 
     expect(frames.at(-1)).toEqual({
       type: "error",
@@ -169,6 +222,72 @@ describe("following a connection", () => {
   it("fails before streaming anything for an unknown connection", async () => {
     const { core } = scripted([undefined]);
 
-    await expect(core.follow("acme", "ac_404", "req-1")).rejects.toBeInstanceOf(NotFoundError);
+    await expect(core.follow("acme", "ac_404", "req-1", apiKey)).rejects.toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe("the caps on open streams", () => {
+  const token = (id: string, expiresAt = Date.parse("2026-01-01T01:00:00.000Z") / 1000) => ({ holder: `token:${id}`, expiresAt });
+
+  it("refuses a credential's stream beyond its cap with 429 and Retry-After, while another credential may open one", async () => {
+    const { core } = scripted([connection(awaitingInput)]);
+    for (let open = 0; open < maxStreamsPerCredential; open++) await core.follow("acme", "ac_1", "req-1", token("a"));
+
+    const refused = core.follow("acme", "ac_1", "req-1", token("a"));
+
+    await expect(refused).rejects.toBeInstanceOf(TooManyRequestsError);
+    await expect(refused).rejects.toMatchObject({
+      status: 429,
+      code: "too_many_streams",
+      message: `this credential already has ${maxStreamsPerCredential} open event streams of the connection: close one first`,
+      retryAfterSeconds: streamSlotLeaseMilliseconds / 1000,
+    });
+    await expect(core.follow("acme", "ac_1", "req-1", token("b"))).resolves.toBeDefined();
+  });
+
+  it("refuses a connection's stream beyond its cap whoever opens it", async () => {
+    const { core, openSlots } = scripted([connection(awaitingInput)]);
+    for (let open = 0; open < maxStreamsPerConnection; open++) await core.follow("acme", "ac_1", "req-1", token(`t${open}`));
+
+    await expect(core.follow("acme", "ac_1", "req-1", apiKey)).rejects.toMatchObject({ status: 429, message: expect.stringContaining(`${maxStreamsPerConnection} open event streams`) });
+    expect(openSlots()).toBe(maxStreamsPerConnection);
+  });
+
+  it("frees a stream's slot when the stream ends", async () => {
+    const { core, openSlots } = scripted([connection(awaitingInput), connection({ ...awaitingInput, flow_status: "SUCCESS" })]);
+    const streams = [];
+    for (let open = 0; open < maxStreamsPerCredential; open++) streams.push(await core.follow("acme", "ac_1", "req-1", apiKey));
+
+    await collect(streams[0]!);
+
+    expect(openSlots()).toBe(maxStreamsPerCredential - 1);
+    await expect(core.follow("acme", "ac_1", "req-1", apiKey)).resolves.toBeDefined();
+  });
+
+  it("stops counting a slot its stream stopped renewing (its function died), and keeps one its stream renews", async () => {
+    const waiting = scripted([connection(awaitingInput)], { maxMilliseconds: 3 * streamSlotLeaseMilliseconds });
+    const renewed = await waiting.core.follow("acme", "ac_1", "req-1", apiKey);
+    for (let open = 1; open < maxStreamsPerCredential; open++) await waiting.core.follow("acme", "ac_1", "req-1", apiKey);
+    // The first stream runs on past the lease, renewing; the others are never read again.
+    await renewed.next();
+    while (waiting.now() < Date.parse("2026-01-01T00:00:00.000Z") + 2 * streamSlotLeaseMilliseconds) await renewed.next();
+
+    const opened = [await waiting.core.follow("acme", "ac_1", "req-1", apiKey), await waiting.core.follow("acme", "ac_1", "req-1", apiKey)];
+
+    expect(opened).toHaveLength(2);
+    await expect(waiting.core.follow("acme", "ac_1", "req-1", apiKey)).rejects.toMatchObject({ status: 429 });
+  });
+
+  it("ends a stream with an error frame when the handoff token that opened it expires", async () => {
+    const { core, now, openSlots } = scripted([connection(awaitingInput)], { heartbeatMilliseconds: 60_000 });
+    const expiresAt = Math.floor(now() / 1000) + 30;
+
+    const frames = await collect(await core.follow("acme", "ac_1", "req-1", token("short", expiresAt)));
+
+    expect(frames.map((frame) => frame.type)).toEqual(["managed_auth_state", "error"]);
+    expect(frames[1]!.data.error).toEqual({ code: "unauthorized", message: "handoff token expired: exchange a new handoff code" });
+    expect(now()).toBeGreaterThanOrEqual(expiresAt * 1000);
+    expect(now()).toBeLessThan(expiresAt * 1000 + 1000);
+    expect(openSlots()).toBe(0);
   });
 });

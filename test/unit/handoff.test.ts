@@ -133,7 +133,7 @@ describe("handoff codes and tokens", () => {
 
     expect(Buffer.from(code, "base64url")).toHaveLength(32);
     expect(JSON.stringify([...memory.codes.entries()])).not.toContain(code);
-    expect(await verifier.verify(jwt)).toEqual({ org: "acme", connectionId: "ac_1", expiresAt: nowSeconds + 900 });
+    expect(await verifier.verify(jwt)).toEqual({ org: "acme", connectionId: "ac_1", expiresAt: nowSeconds + 900, tokenId: expect.any(String) });
     const payload = JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString()) as Record<string, unknown>;
     expect(payload).toMatchObject({ sub: "ac_1", org: "acme", scope: "auth_connection", iat: nowSeconds, exp: nowSeconds + 900 });
     expect(typeof payload.jti).toBe("string");
