@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { patientMs } from "./test/support/patience.ts";
 
 export default defineConfig({
   test: {
@@ -7,7 +8,7 @@ export default defineConfig({
     setupFiles: ["test/support/quiet-output.ts"],
     // A test's output (its console and the service's logs, see quiet-output.ts) is printed only when it fails.
     silent: "passed-only",
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    testTimeout: patientMs(60_000),
+    hookTimeout: patientMs(120_000),
   },
 });

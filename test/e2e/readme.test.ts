@@ -7,6 +7,7 @@ import { localChromium } from "#shared/browsers/local-chromium.ts";
 import { demoUser } from "../../infra/local/demo-site.ts";
 import { startDefaults } from "../../infra/local/start-defaults.ts";
 import { eventually } from "../support/poll.ts";
+import { patientMs } from "../support/patience.ts";
 
 /**
  * Runs every fenced code block of README.md, in order, against a real `npm start`, as a newcomer
@@ -191,13 +192,13 @@ function runBlock(block: Block, code: string, variables: Record<string, string>)
 
 beforeAll(async () => {
   service = await startService();
-}, 240_000);
+}, patientMs(240_000));
 
 afterAll(async () => {
   if (npmStart) await stopService(npmStart);
   for (const file of writtenFiles) rmSync(join(repoRoot, file), { force: true });
   rmSync(dataDir, { recursive: true, force: true });
-}, 120_000);
+}, patientMs(120_000));
 
 describe("README.md", () => {
   it("runs every code block in order against npm start, and the quick start logs in to the demo site", async () => {
@@ -233,7 +234,7 @@ describe("README.md", () => {
 
     expect(again.exitCode, again.output).toBe(0);
     expect(lastLine(again.output)).toBe(lastLine(quickStartRun.output));
-  }, 900_000);
+  }, patientMs(900_000));
 
   it("quotes npm start's defaults: the ports and the data directory", () => {
     const setting = (name: string) => new RegExp(`^\\| \`${name}\` \\| \`([^\`]+)\` \\|`, "m").exec(readme)?.[1];

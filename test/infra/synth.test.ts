@@ -11,6 +11,7 @@ import { authorizer, corsPreflight, routes, type Grant } from "#shared/routes.ts
 import { workflowTasks, type WorkflowTask } from "#shared/workflow/definition.ts";
 import { browserPackages, lambdaBundle } from "../../infra/constructs/bundling.ts";
 import { authConnectionApp } from "../../infra/stack.ts";
+import { patientMs } from "../support/patience.ts";
 
 type LambdaFunction = { Properties: { Description: string; Code: { S3Key: string } } };
 
@@ -39,7 +40,7 @@ beforeAll(() => {
   const assembly = app.synth();
   outdir = assembly.directory;
   functions = Object.values(Template.fromStack(stack).findResources("AWS::Lambda::Function")) as LambdaFunction[];
-}, 300_000);
+}, patientMs(300_000));
 
 // Each synth writes the functions' assets, Chromium three times among them.
 afterAll(() => rm(outdir, { recursive: true, force: true }));
@@ -147,5 +148,5 @@ describe("cdk synth with bundling", () => {
       // Run from the asset, outside the repository's node_modules: bare names resolve only to what the asset carries.
       await expect(promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], { cwd: dirname(bundleOf(fn)), env }), fn.Properties.Description).resolves.toBeDefined();
     }
-  }, 60_000);
+  }, patientMs(60_000));
 });

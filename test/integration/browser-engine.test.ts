@@ -13,6 +13,7 @@ import { browserPid, commandLineOf, loginChromiumForTests } from "../support/log
 import { eventually } from "../support/poll.ts";
 import { handlerClock, htmlReply, redirectReply, serveRoutes, textReply, type Exchange, type Route } from "../sites/site-http.ts";
 import { asInput, asSuccess, submitThroughJson, type Input, type Success } from "../support/engine-steps.ts";
+import { patientMs } from "../support/patience.ts";
 
 /**
  * Small script-built login pages, each a shape the HTTP engine cannot log in to: a form drawn by
@@ -214,7 +215,7 @@ beforeAll(async () => {
   siteUrl = `http://127.0.0.1:${site.port}`;
   chromium = await loginChromiumForTests();
   engine = createBrowserLoginEngine({ openBrowser: chromium.openBrowser });
-}, 120_000);
+}, patientMs(120_000));
 
 afterAll(async () => {
   const left = chromium?.running() ?? [];
@@ -240,7 +241,7 @@ async function textWithSession(session: Success["session"], url: string, expecte
     const context = await openContextWithState(browser, session);
     const page = await context.newPage();
     await page.goto(url);
-    await page.getByText(expected).first().waitFor({ timeout: 10_000 });
+    await page.getByText(expected).first().waitFor({ timeout: patientMs(10_000) });
     return await page.locator("body").innerText();
   } finally {
     await browser.close();
@@ -253,7 +254,7 @@ async function findsOne(url: string, selector: string): Promise<boolean> {
   try {
     const page = await browser.newPage();
     await page.goto(url);
-    await page.locator(selector).first().waitFor({ timeout: 10_000 });
+    await page.locator(selector).first().waitFor({ timeout: patientMs(10_000) });
     return (await page.locator(selector).count()) === 1;
   } finally {
     await browser.close();
@@ -286,7 +287,7 @@ describe("browser login engine", () => {
     await noBrowserLeft();
 
     expect(await textWithSession(success.session, `${siteUrl}/spa/home`, "Signed in as")).toContain("Signed in as ada");
-  }, 90_000);
+  }, patientMs(90_000));
 
   it("ends a third wrong password in a row with credentials_invalid and closes the browser", async () => {
     let step = asInput(await engine.start(target("/spa/login")));
@@ -298,7 +299,7 @@ describe("browser login engine", () => {
     expect(third).toMatchObject({ kind: "failure", errorCode: "credentials_invalid" });
     expect(JSON.stringify(third)).not.toContain("wrong 3");
     await noBrowserLeft();
-  }, 90_000);
+  }, patientMs(90_000));
 
   it("clicks the page's Log in button to reveal its form, and keeps the session cookie", async () => {
     const first = asInput(await engine.start(target("/reveal/")));
@@ -311,7 +312,7 @@ describe("browser login engine", () => {
     expect(success.session.cookies).toContainEqual(expect.objectContaining({ name: "reveal_session", path: "/reveal" }));
     expect(success.evidence.sessionCookies).toEqual(["reveal_session"]);
     await noBrowserLeft();
-  }, 90_000);
+  }, patientMs(90_000));
 
   it("logs in identifier first inside a shadow root, through an MFA picker and a TOTP step, keeping sessionStorage", async () => {
     const loginTarget = target("/idfirst/login");
@@ -338,7 +339,7 @@ describe("browser login engine", () => {
     await noBrowserLeft();
 
     expect(await textWithSession(success.session, `${siteUrl}/idfirst/home`, "Signed in as")).toContain("Signed in as ada");
-  }, 120_000);
+  }, patientMs(120_000));
 
   it("ends without a login form, an unreachable site or a captcha in a failure, each closing its browser", async () => {
     expect(await engine.start(target("/nothing/"))).toMatchObject({ kind: "failure", errorCode: "login_form_not_found" });
@@ -348,7 +349,7 @@ describe("browser login engine", () => {
     expect(unreachable).toMatchObject({ kind: "failure", errorCode: "site_unreachable" });
     expect(await engine.start(target("/captcha/login"))).toMatchObject({ kind: "failure", errorCode: "captcha_blocked" });
     await noBrowserLeft();
-  }, 90_000);
+  }, patientMs(90_000));
 
   it("ends a third wrong password with credentials_invalid where the form, without names or ids, is drawn anew each time", async () => {
     const loginTarget = target("/nameless/login");
@@ -363,7 +364,7 @@ describe("browser login engine", () => {
       errorCode: "credentials_invalid",
     });
     await noBrowserLeft();
-  }, 90_000);
+  }, patientMs(90_000));
 
   it("logs in on a page first served with 401 whose script signs in without loading another page", async () => {
     const loginTarget = target("/walled/login");
@@ -371,7 +372,7 @@ describe("browser login engine", () => {
     const success = asSuccess(await answer(loginTarget, first, { field_values: { identifier: user.email, password: user.password } }));
     expect(success.session.origins).toContainEqual(expect.objectContaining({ origin: siteUrl, localStorage: [expect.objectContaining({ name: "token" })] }));
     await noBrowserLeft();
-  }, 90_000);
+  }, patientMs(90_000));
 
   it("ends a login whose form leaves the connection's sites with unsupported_auth_method, as the HTTP engine does, over http and https", async () => {
     const { executablePath } = chromium;
@@ -409,7 +410,7 @@ describe("browser login engine", () => {
       expect.stringMatching(/^elsewhere\.test:443: elsewhere\.test is outside/),
     ]);
     await eventually(async () => (pids.every((pid) => commandLineOf(pid) === undefined) ? true : undefined), "the flows' Chromium to exit", 10);
-  }, 90_000);
+  }, patientMs(90_000));
 
   it("release closes the flow's browser, and a later submit resumes in a new browser with the answers given", async () => {
     const loginTarget = target("/idfirst/login");
@@ -423,7 +424,7 @@ describe("browser login engine", () => {
     expect(picker.prompt.mfa_options.map((option) => option.type).sort()).toEqual(["email", "totp"]);
     await engine.release(picker.state);
     await noBrowserLeft();
-  }, 120_000);
+  }, patientMs(120_000));
 });
 
 describe("browser login engine on the script-built test sites", () => {
@@ -463,7 +464,7 @@ describe("browser login engine on the script-built test sites", () => {
     expect(success.postLoginUrl).toBe(sites.homeUrl(shape));
     await noBrowserLeft();
     expect(await textWithSession(success.session, sites.homeUrl(shape), sites.user.name)).toContain(sites.user.name);
-  }, 90_000);
+  }, patientMs(90_000));
 
   it("inline: a wrong password is asked again with the site's words, the third ends credentials_invalid", async () => {
     const loginTarget: LoginTarget = { domain: "127.0.0.1", loginUrl: sites.loginUrl("inline"), allowedDomains: [] };
@@ -477,5 +478,5 @@ describe("browser login engine on the script-built test sites", () => {
       errorCode: "credentials_invalid",
     });
     await noBrowserLeft();
-  }, 90_000);
+  }, patientMs(90_000));
 });

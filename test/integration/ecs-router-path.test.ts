@@ -10,6 +10,7 @@ import { fakeEcs, fakeEcsBrowsers } from "../support/fake-ecs.ts";
 import { loginChromiumForTests } from "../support/login-chromium.ts";
 import { eventually } from "../support/poll.ts";
 import { startTestSite, upgradeStatus } from "../support/pools.ts";
+import { patientMs } from "../support/patience.ts";
 
 const org = "org-ecs-router";
 
@@ -156,5 +157,5 @@ describe("a pooled browser on ECS, reached through the router", () => {
     expect(await (await entries.get(taskId))?.exited).toBe(0);
     expect((await fetch(`${router.url}/browsers/${taskId}/health`)).status).toBe(404);
     expect(await upgradeStatus(second.cdp_ws_url)).toBe(404);
-  }, 120_000);
+  }, patientMs(120_000));
 });

@@ -6,6 +6,7 @@ import { localOrg } from "../../infra/local/stack.ts";
 import { eventually } from "../support/poll.ts";
 import { answersCdp, chromiumProcesses, poolApi } from "../support/pools.ts";
 import { startTestStack, tableClientAt } from "../support/stack.ts";
+import { patientMs } from "../support/patience.ts";
 
 let stack: Awaited<ReturnType<typeof startTestStack>>;
 let call: ReturnType<typeof poolApi>;
@@ -92,5 +93,5 @@ describe("acquires racing flushes", () => {
     // The rounds raced for real: acquires found browsers while flushes destroyed idle ones.
     expect(everLeased).toBeGreaterThan(rounds * 2);
     expect(everFlushed).toBeGreaterThan(rounds * 2);
-  }, 180_000);
+  }, patientMs(180_000));
 });

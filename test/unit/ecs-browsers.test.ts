@@ -4,6 +4,7 @@ import { ecsBrowsers, type EcsBrowsersOptions, poolTaskStartedBy, routedDevtools
 import { sha256Hex } from "#shared/browsers/task/digest.ts";
 import { log } from "#shared/log.ts";
 import { fakeEcs, hmacAdminSecrets, standInRouter } from "../support/fake-ecs.ts";
+import { patientMs } from "../support/patience.ts";
 
 const adminSecret = hmacAdminSecrets("a key only the pool functions hold, long enough");
 let router: Awaited<ReturnType<typeof standInRouter>>;
@@ -123,7 +124,7 @@ describe("the ECS browser provider", () => {
     );
   });
 
-  it("stops a running task whose entry never answers within the start timeout, and rejects", { timeout: 20_000 }, async () => {
+  it("stops a running task whose entry never answers within the start timeout, and rejects", { timeout: patientMs(20_000) }, async () => {
     const silentRouter = await standInRouter();
     try {
       silentRouter.refuseHealth(Number.POSITIVE_INFINITY);
@@ -139,7 +140,7 @@ describe("the ECS browser provider", () => {
     }
   });
 
-  it("gives up on a task that stopped while its entry was awaited, with ECS's reason, well before the start timeout", { timeout: 20_000 }, async () => {
+  it("gives up on a task that stopped while its entry was awaited, with ECS's reason, well before the start timeout", { timeout: patientMs(20_000) }, async () => {
     const vanishing = await standInRouter();
     try {
       vanishing.refuseHealth(Number.POSITIVE_INFINITY, 404);
