@@ -69,6 +69,8 @@ type ReplayOutcome =
   | Exclude<StepOutcome, { kind: "input" }>
   | { kind: "blocked"; reason: ReauthBlock }
   | { kind: "rejected"; credentialId: string; message: string; websiteError: string | null }
+  /** The login led to a page outside the credential's domain, where nothing was typed. */
+  | { kind: "misplaced"; credentialId: string; message: string }
   | { kind: "limited"; credentialId: string; message: string; retryAfterSeconds: number | null };
 
 /** What a re-auth has sent so far, known even when the engine fails part-way. */
@@ -179,7 +181,10 @@ export function reauthCore(deps: ReauthDeps) {
         const answer = answerPrompt(outcome.prompt, answers);
         if ("blocked" in answer) return { kind: "blocked", reason: answer.blocked };
         for (const secret of asked) sent.secrets.add(secret);
-        outcome = await deps.engine.submit(target, outcome.state, answer.submission);
+        outcome = await deps.engine.submit(target, outcome.state, answer.submission, credential.domain);
+      }
+      if (outcome.kind === "failure" && outcome.errorCode === "credential_domain_mismatch") {
+        return { kind: "misplaced", credentialId: credential.id, message: outcome.message };
       }
       if (outcome.kind === "failure" && outcome.errorCode === "credentials_invalid") {
         return { kind: "rejected", credentialId: credential.id, message: outcome.message, websiteError: null };
@@ -211,7 +216,7 @@ export function reauthCore(deps: ReauthDeps) {
       const reauthFlow = { flow_type: "REAUTH" as const, flow_id: null, flow_started_at: clock().toISOString(), flow_expires_at: null };
       // A rejection or a step only a person can answer stops re-auth by itself.
       const sentCredential = sent.secrets.size > 0 ? sent.credentialId : null;
-      const counted = sentCredential !== null && outcome.kind !== "rejected" && outcome.kind !== "blocked";
+      const counted = sentCredential !== null && outcome.kind !== "rejected" && outcome.kind !== "blocked" && outcome.kind !== "misplaced";
       const unverified = counted ? credentialSent(found, sentCredential) : { changes: {}, stopped: false };
       const stopNote = unverified.stopped ? `; re-auth stops: ${maxUnverifiedReauths} re-auths sent the stored credential and no check since saw the session stand` : "";
       let written: boolean;
@@ -224,6 +229,14 @@ export function reauthCore(deps: ReauthDeps) {
           guard,
           { status: "FAILED", code: "credentials_invalid", message: outcome.message, replayId: sent.replayId },
           { ...reauthFlow, status: "NEEDS_AUTH", website_error: outcome.websiteError, ...reauthStopped(connection, outcome.credentialId) },
+        );
+      } else if (outcome.kind === "misplaced") {
+        // Typing the credential on another site is refused every time: re-auth stops until the link, the credential or a person's login changes that.
+        written = await outcomes.fail(
+          connection,
+          guard,
+          { status: "FAILED", code: "credential_domain_mismatch", message: outcome.message, replayId: sent.replayId },
+          { ...reauthFlow, status: "NEEDS_AUTH", ...reauthStopped(connection, outcome.credentialId) },
         );
       } else if (outcome.kind === "limited") {
         // `found`, not `connection`: whether the last flow was a rate-limited re-auth.

@@ -14,7 +14,9 @@ import {
   type CredentialRef,
   type TimelineEvent,
 } from "./connection.ts";
+import { findCredential, type CredentialStore } from "./credential.ts";
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
+import { isSsoProviderDomain, sameSite } from "../login/scope.ts";
 import { newProfile, type Profile, type ProfileRef, type ProfileStore } from "./profile.ts";
 import { reauthRestored } from "./reauth-safety.ts";
 import { checkLoginUrl, normalizeDomain, type TargetPolicy } from "./targets.ts";
@@ -56,6 +58,8 @@ export interface ListConnectionsInput {
 export interface ConnectionsCoreDeps {
   connections: ConnectionStore;
   profiles: ProfileStore;
+  /** A credential linked by name must belong to the connection's sites. */
+  credentials: Pick<CredentialStore, "get" | "findByName">;
   policy: TargetPolicy;
   now?: () => Date;
 }
@@ -165,6 +169,10 @@ export function connectionsCore(deps: ConnectionsCoreDeps) {
     async update(org: string, id: string, input: SettingsInput) {
       const changes = settingsFrom(input, deps.policy);
       if (Object.keys(changes).length === 0) return toConnectionResource(await existingConnection(deps.connections, org, id));
+      if (changes.credential?.name) {
+        const current = await existingConnection(deps.connections, org, id);
+        await checkCredentialLink(deps, org, changes.credential.name, current.domain, changes.allowed_domains ?? current.allowed_domains);
+      }
       const updated = await deps.connections.updateSettings(org, id, changes, now());
       if (!updated) throw new NotFoundError(`auth connection '${id}' not found`);
       const rejected = updated.reauth_rejected_credential;
@@ -227,6 +235,7 @@ export function connectionLifecycleCore(deps: ConnectionLifecycleDeps) {
     async create(org: string, input: CreateConnectionInput) {
       const domain = normalizeDomain(input.domain, "domain", deps.policy);
       const settings = { ...defaultSettings, ...settingsFrom(input, deps.policy) };
+      if (settings.credential?.name) await checkCredentialLink(deps, org, settings.credential.name, domain, settings.allowed_domains);
       for (let pass = 1; pass <= maxCreatePasses; pass++) {
         const createdAt = now();
         const profile = await profileNamed(org, input.profile_name, createdAt);
@@ -275,6 +284,19 @@ export function connectionLifecycleCore(deps: ConnectionLifecycleDeps) {
       if (connection.flow_execution_arn) await deps.workflow.stop(connection.flow_execution_arn);
     }
   }
+}
+
+/**
+ * Refuses with a 400 naming both domains a credential no page of the connection could take: one
+ * saved for neither the connection's site, an `allowed_domains` entry's, nor a known identity
+ * provider's. A name no credential has yet is a link a first login's `save_credentials` fills.
+ */
+async function checkCredentialLink(deps: Pick<ConnectionsCoreDeps, "credentials">, org: string, name: string, domain: string, allowedDomains: string[]): Promise<void> {
+  const credential = await findCredential(deps.credentials, org, name);
+  if (!credential) return;
+  if ([domain, ...allowedDomains].some((site) => sameSite(credential.domain, site)) || isSsoProviderDomain(credential.domain)) return;
+  const why = `credential '${name}' is saved for ${credential.domain}, which is not the connection's domain ${domain}, one of its allowed_domains or a known SSO provider's: it would never be typed on this connection's pages`;
+  throw new BadRequestError(`credential: ${why}`, [{ code: "credential", message: why }]);
 }
 
 function credentialRef(input: CredentialInput): CredentialRef {

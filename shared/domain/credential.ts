@@ -1,4 +1,5 @@
 import type { Page } from "./connection.ts";
+import { findByIdOrName } from "./id-or-name.ts";
 
 /**
  * A stored login. The values and the TOTP secret are kept sealed by the secret box (context
@@ -61,6 +62,11 @@ export interface CredentialStore {
   update(org: string, id: string, change: (current: Credential) => Promise<Credential>): Promise<CredentialUpdateOutcome>;
   /** The deleted credential; undefined when there was none. */
   remove(org: string, id: string): Promise<Credential | undefined>;
+}
+
+/** The credential `idOrName` names (an id when it has the shape of one and exists, otherwise a name), if any. */
+export function findCredential(store: Pick<CredentialStore, "get" | "findByName">, org: string, idOrName: string): Promise<Credential | undefined> {
+  return findByIdOrName(idOrName, "cr", { byId: (id) => store.get(org, id), idOfName: (name) => store.findByName(org, name) });
 }
 
 /** Field names in a credential's values: what the API accepts, and nothing else. */

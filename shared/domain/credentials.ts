@@ -1,10 +1,9 @@
 import { newId } from "../ids.ts";
 import { base32Decode, InvalidTotpSecretError, totpCode, totpWindowEndsAt } from "../login/totp.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
-import { toCredentialResource, type Credential, type CredentialForLogin, type CredentialStore } from "./credential.ts";
+import { findCredential, toCredentialResource, type Credential, type CredentialForLogin, type CredentialStore } from "./credential.ts";
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
 import type { ConnectionStore } from "./connection.ts";
-import { findByIdOrName } from "./id-or-name.ts";
 import { credentialChanged } from "./reauth-safety.ts";
 import { normalizeDomain, type TargetPolicy } from "./targets.ts";
 
@@ -51,9 +50,7 @@ const maxSavePasses = 4;
 type CredentialRecordsDeps = Pick<CredentialsCoreDeps, "credentials" | "policy">;
 
 function credentialLookup(deps: CredentialRecordsDeps) {
-  function find(org: string, idOrName: string): Promise<Credential | undefined> {
-    return findByIdOrName(idOrName, "cr", { byId: (id) => deps.credentials.get(org, id), idOfName: (name) => deps.credentials.findByName(org, name) });
-  }
+  const find = (org: string, idOrName: string) => findCredential(deps.credentials, org, idOrName);
 
   /** `{id_or_name}`: an id when it has the shape of one and exists, otherwise a name. */
   async function resolve(org: string, idOrName: string): Promise<Credential> {
@@ -212,17 +209,23 @@ export function credentialsCore(deps: CredentialsCoreDeps) {
     },
 
     /**
-     * Keeps the durable values of a successful login: creates the credential `name` when the org
-     * has none, otherwise merges the values into it. Concurrent saves each land: a create that
-     * loses the name race merges into the winner, and merges are version-guarded.
+     * Keeps the durable values of a successful login, typed on a site of `domain`: creates the
+     * credential `name` when the org has none, otherwise merges the values into it, but only into a
+     * credential of that same domain (undefined when the name belongs to another domain's: nothing
+     * is written). Concurrent saves each land: a create that loses the name race merges into the
+     * winner, and merges are version-guarded.
      */
     async saveFromLogin(
       org: string,
       input: { name: string; domain: string; values: Record<string, string> },
-    ): Promise<{ id: string; name: string; hasTotpSecret: boolean }> {
+    ): Promise<{ id: string; name: string; hasTotpSecret: boolean } | undefined> {
       for (let pass = 1; pass <= maxSavePasses; pass++) {
         const existingId = await deps.credentials.findByName(org, input.name);
         if (existingId) {
+          const existing = await deps.credentials.get(org, existingId);
+          if (!existing) continue;
+          // A credential's domain never changes, so one look before the merge settles it.
+          if (existing.domain !== input.domain) return undefined;
           const result = await deps.credentials.update(org, existingId, async (current) => ({
             ...current,
             updated_at: clock().toISOString(),

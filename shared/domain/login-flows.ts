@@ -3,6 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { noSessionIfTooLarge } from "../archive/errors.ts";
 import { log } from "../log.ts";
 import { canReauthReason, reauthPossible } from "../login/auto-answer.ts";
+import { credentialFitsHost } from "../login/scope.ts";
 import { submissionProblem } from "../login/submission.ts";
 import type { EngineState, FlowPrompt, LoginEngine, LoginTarget, StepOutcome, Submission } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
@@ -36,13 +37,14 @@ export interface LoginCredentials {
   forLogin(
     org: string,
     name: string,
-  ): Promise<{ id: string; name: string; values: Record<string, string>; totpSecret: string | null } | undefined>;
+  ): Promise<{ id: string; name: string; domain: string; values: Record<string, string>; totpSecret: string | null } | undefined>;
+  /** Undefined when a credential of that name belongs to another domain: nothing is written then. */
   saveFromLogin(
     org: string,
     credential: { name: string; domain: string; values: Record<string, string> },
-  ): Promise<{ id: string; name: string; hasTotpSecret: boolean }>;
+  ): Promise<{ id: string; name: string; hasTotpSecret: boolean } | undefined>;
   /** The credential's public face; throws NotFoundError when there is none of that name. */
-  get(org: string, idOrName: string): Promise<{ name: string; has_totp_secret: boolean }>;
+  get(org: string, idOrName: string): Promise<{ id: string; name: string; domain: string; has_totp_secret: boolean }>;
 }
 
 /** Answers to the resumable step waiting for input (SendTaskSuccess in Step Functions). */
@@ -160,19 +162,44 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
     return [...new Set([connection.domain, ...page.items.map((item) => item.domain)])].sort();
   }
 
-  /** The credential the login leaves linked (saving the values typed when asked to), if any. */
-  async function saveCredential(connection: Connection, values: Record<string, string>): Promise<{ name: string; hasTotpSecret: boolean } | undefined> {
-    const linked = connection.credential?.name ?? null;
-    if (connection.save_credentials && Object.keys(values).length > 0) {
-      const name = linked ?? `${connection.profile_name}-${connection.domain}`.slice(0, 255);
-      return deps.credentials.saveFromLogin(connection.org, { name, domain: connection.domain, values });
+  /**
+   * The credential the login leaves linked, if any, and whether the link moves to it. Asked to save,
+   * the values typed go into the credential of the site each was typed on: the linked one when its
+   * domain takes that page, else `<profile>-<site>`, never into a credential of another domain. The
+   * link moves when the linked credential took none of them: to the one that took the password, or
+   * the only one saved.
+   */
+  async function saveCredential(
+    connection: Connection,
+    values: Record<string, string>,
+    typedHosts: Record<string, string>,
+  ): Promise<{ credential: { id: string; name: string; hasTotpSecret: boolean } | undefined; relink: boolean }> {
+    const linkedName = connection.credential?.name ?? null;
+    const linked = linkedName
+      ? await deps.credentials.get(connection.org, linkedName).catch((error: unknown) => {
+          if (error instanceof NotFoundError) return undefined;
+          throw error;
+        })
+      : undefined;
+    const kept = { credential: linked && { id: linked.id, name: linked.name, hasTotpSecret: linked.has_totp_secret }, relink: false };
+    if (!connection.save_credentials || Object.keys(values).length === 0) return kept;
+    const groups = new Map<string, { name: string; domain: string; values: Record<string, string> }>();
+    for (const [ref, value] of Object.entries(values)) {
+      const host = typedHosts[ref] ?? connection.domain;
+      const site = linked && credentialFitsHost(linked.domain, host) ? { name: linked.name, domain: linked.domain } : siteCredential(connection, linkedName, host);
+      const group = groups.get(site.name) ?? { ...site, values: {} };
+      group.values[ref] = value;
+      groups.set(site.name, group);
     }
-    if (!linked) return undefined;
-    const credential = await deps.credentials.get(connection.org, linked).catch((error: unknown) => {
-      if (error instanceof NotFoundError) return undefined;
-      throw error;
-    });
-    return credential && { name: credential.name, hasTotpSecret: credential.has_totp_secret };
+    const saved: Array<{ credential: { id: string; name: string; hasTotpSecret: boolean }; holdsPassword: boolean }> = [];
+    for (const group of groups.values()) {
+      const credential = await deps.credentials.saveFromLogin(connection.org, group);
+      if (credential) saved.push({ credential, holdsPassword: group.values.password !== undefined });
+    }
+    const own = saved.find((entry) => entry.credential.id === linked?.id);
+    const chosen = own ?? saved.find((entry) => entry.holdsPassword) ?? saved[0];
+    if (!chosen) return kept;
+    return { credential: chosen.credential, relink: chosen.credential.name !== linkedName && chosen !== own };
   }
 
   return {
@@ -186,8 +213,7 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
     ): Promise<boolean> {
       const saved = await deps.sessions.save(connection.org, { id: connection.profile_id, name: connection.profile_name }, await profileDomains(connection), outcome.session);
       if (!saved) return false;
-      const credential = await saveCredential(connection, outcome.durableValues);
-      const credentialName = credential?.name;
+      const { credential, relink } = await saveCredential(connection, outcome.durableValues, outcome.typedHosts ?? {});
       const reason = canReauthReason(outcome.requirements, credential !== undefined, credential?.hasTotpSecret ?? false, Boolean(connection.credential?.provider));
       const now = clock().toISOString();
       const evidence = await evidenceFields(deps.secrets, connection, outcome.evidence);
@@ -214,7 +240,7 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
           can_reauth_reason: reason,
           reauth_rejected_credential: null,
           unverified_reauths: 0,
-          ...(credentialName && !connection.credential?.name ? { credential: { name: credentialName, provider: null, path: null, auto: false } } : {}),
+          ...(relink && credential ? { credential: { name: credential.name, provider: null, path: null, auto: false } } : {}),
           ...changes,
         },
         timeline(eventType(connection), "SUCCESS", connection, undefined, outcome.replayId),
@@ -543,4 +569,18 @@ export function expireFlowCore(deps: FlowEndDeps) {
 /** Step Functions takes whole seconds, at least one. */
 function timeoutSeconds(ms: number): number {
   return Math.max(1, Math.ceil((Number.isFinite(ms) ? ms : 0) / 1000));
+}
+
+/**
+ * The credential for values typed on `host` when the linked one does not take them: one per site,
+ * named `<profile>-<site>`, the site being the connection's domain, the `allowed_domains` entry the
+ * host is in, or the host itself (an identity provider's). A link by a name no credential has yet
+ * keeps that name for the connection's own domain.
+ */
+function siteCredential(connection: Connection, linkedName: string | null, host: string): { name: string; domain: string } {
+  if (credentialFitsHost(connection.domain, host)) {
+    return { name: linkedName ?? `${connection.profile_name}-${connection.domain}`.slice(0, 255), domain: connection.domain };
+  }
+  const domain = connection.allowed_domains.find((allowed) => credentialFitsHost(allowed, host)) ?? host;
+  return { name: `${connection.profile_name}-${domain}`.slice(0, 255), domain };
 }

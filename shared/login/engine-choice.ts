@@ -27,8 +27,16 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
     return { ...outcome, state: state as unknown as EngineState };
   }
 
-  /** The browser's own steps, answered with the durable values given so far for as long as they are all it asks. */
-  async function continueInBrowser(target: LoginTarget, valuesByRef: Record<string, string>, refsById: Record<string, string>): Promise<StepOutcome> {
+  /**
+   * The browser's own steps, answered with the durable values given so far for as long as they are
+   * all it asks; values of a stored credential stay bound to its domain (`credentialDomain`).
+   */
+  async function continueInBrowser(
+    target: LoginTarget,
+    valuesByRef: Record<string, string>,
+    refsById: Record<string, string>,
+    credentialDomain: string | undefined,
+  ): Promise<StepOutcome> {
     let outcome = await engines.browser.start(target);
     const answered = new Set<string>();
     while (outcome.kind === "input") {
@@ -37,7 +45,7 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
       const submission = asked.some((field) => answered.has(field.ref)) ? null : durableAnswer(asked, valuesByRef);
       if (!submission) break;
       for (const field of asked) answered.add(field.ref);
-      outcome = await engines.browser.submit(target, outcome.state, submission);
+      outcome = await engines.browser.submit(target, outcome.state, submission, credentialDomain);
     }
     return tagged("browser", outcome, refsById);
   }
@@ -60,14 +68,14 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
       return tagged("http", outcome, {});
     },
 
-    async submit(target: LoginTarget, state: EngineState, submission: Submission): Promise<StepOutcome> {
+    async submit(target: LoginTarget, state: EngineState, submission: Submission, credentialDomain?: string): Promise<StepOutcome> {
       const choice = readChoice(state);
-      const outcome = await engines[choice.engine].submit(target, choice.inner, submission);
+      const outcome = await engines[choice.engine].submit(target, choice.inner, submission, credentialDomain);
       if (choice.engine === "http" && outcome.kind === "failure" && outcome.browserMayHelp) {
         const valuesByRef = Object.fromEntries(
           Object.entries(submission.field_values ?? {}).flatMap(([id, value]) => (choice.refsById[id] ? [[choice.refsById[id], value]] : [])),
         );
-        return continueInBrowser(target, valuesByRef, choice.refsById);
+        return continueInBrowser(target, valuesByRef, choice.refsById, credentialDomain);
       }
       return tagged(choice.engine, outcome, choice.refsById);
     },

@@ -7,7 +7,7 @@ import { createWebClient, RefusedRequestError, UnreachableError, type NetworkOpt
 import { parsePage, type PageModel } from "./page.ts";
 import { judgeProbe } from "./probe-verdict.ts";
 import { rateLimitOf } from "./rate-limit.ts";
-import { hostOf, scopeRefusal, type ScopePolicy } from "./scope.ts";
+import { credentialHostRefusal, hostOf, scopeRefusal, type ScopePolicy } from "./scope.ts";
 import { siteErrorOf, siteMessages, type SiteMessage } from "./site-message.ts";
 import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "./session.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "./session-evidence.ts";
@@ -51,6 +51,8 @@ export interface StepProgress {
   formMessages: string[];
   /** Durable values typed so far, by credential ref. */
   durableValues: Record<string, string>;
+  /** The host of the page each durable value was typed on, by credential ref: its credential is that site's. */
+  typedHosts?: Record<string, string>;
   requirements: LoginRequirement[];
   ssoProvider: string | null;
 }
@@ -135,13 +137,16 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     });
   }
 
-  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission): Promise<StepOutcome> {
+  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, credentialDomain?: string): Promise<StepOutcome> {
     return outcomeOf(async () => {
       const state = readState(engineState);
       const intent = readSubmission(state.prompt, submission);
       if ("problem" in intent) return inputOutcome(state, { prompt: state.prompt, plan: state.step }, intent.problem);
       const jar = deserializeJar(state.jar);
       const plan = state.step;
+      if (credentialDomain !== undefined && intent.kind !== "nothing" && Object.keys(intent.values).length > 0) {
+        checkCredentialHost(credentialDomain, plan.pageUrl);
+      }
       const secrets: string[] = [];
       let request: { url: string } & PageRequest;
       if (intent.kind === "nothing") request = { url: plan.pageUrl };
@@ -154,12 +159,12 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
         else {
           // Values typed beside a choice go with it when the choice belongs to the same form.
           const values = choice.form === plan.fieldForm ? intent.values : {};
-          recordFields(state, values, secrets);
-          request = { ...encodeForm(plan.forms[choice.form!]!, values, choice.pairs ?? [], false), referer: plan.pageUrl };
+          recordFields(state, values, secrets, hostOf(new URL(plan.pageUrl)));
+          request = { ...encodeForm(plan.forms[choice.form!]!, values, choice.pairs ?? [], false), referer: plan.pageUrl, credentialDomain };
         }
       } else {
-        recordFields(state, intent.values, secrets);
-        request = { ...encodeForm(plan.forms[plan.fieldForm!]!, intent.values, [], true), referer: plan.pageUrl };
+        recordFields(state, intent.values, secrets, hostOf(new URL(plan.pageUrl)));
+        request = { ...encodeForm(plan.forms[plan.fieldForm!]!, intent.values, [], true), referer: plan.pageUrl, credentialDomain };
       }
       const submitted = { url: request.url, jarBefore: state.jar };
       const { page, model } = await load(jar, target, request, state.history);
@@ -351,6 +356,7 @@ export function successOutcome(
     postLoginUrl: learnt.postLoginUrl,
     requirements: state.requirements,
     durableValues: state.durableValues,
+    typedHosts: state.typedHosts ?? {},
     ssoProvider: state.ssoProvider,
     evidence: learnt.evidence,
     engine,
@@ -365,13 +371,22 @@ function cookieSetSince(before: SerializedCookieJar, after: SerializedCookieJar)
   return cookiesOf(after).some((cookie) => earlier.get(identity(cookie)) !== cookie.value);
 }
 
-/** Records what the submitted fields were: requirements, durable values, and the secrets a site message must not echo. */
-export function recordFields(state: Pick<FlowState, "step" | "durableValues" | "requirements" | "chosenMfa">, values: Record<string, string>, secrets: string[]): void {
+/**
+ * Records what the submitted fields were, typed on a page of `host`: requirements, durable values
+ * and where each was typed, and the secrets a site message must not echo.
+ */
+export function recordFields(
+  state: Pick<FlowState, "step" | "durableValues" | "typedHosts" | "requirements" | "chosenMfa">,
+  values: Record<string, string>,
+  secrets: string[],
+  host: string,
+): void {
   for (const field of state.step.fields) {
     const value = values[field.id];
     if (!value) continue;
     if (isDurableFieldType(field.type)) {
       state.durableValues[field.ref] = value;
+      state.typedHosts = { ...state.typedHosts, [field.ref]: host };
       state.requirements = addRequirement(state.requirements, field.type);
     } else if (field.type === "totp_code") state.requirements = addRequirement(state.requirements, "totp_code");
     else if (field.type === "code") {
@@ -423,6 +438,18 @@ function inputOutcome(state: FlowState, step: LoginStep, websiteError: string | 
   return { kind: "input", state: state as unknown as EngineState, prompt: step.prompt, websiteError };
 }
 
+const refusalCodes: Record<RefusedRequestError["reason"], FlowErrorCode> = {
+  out_of_scope: "unsupported_auth_method",
+  forbidden_address: "site_unreachable",
+  credential_domain: "credential_domain_mismatch",
+};
+
+/** A stored credential saved for `domain` is about to be typed on the page at `pageUrl`: refused outside that domain. */
+export function checkCredentialHost(domain: string, pageUrl: string): void {
+  const refusal = credentialHostRefusal(domain, new URL(pageUrl));
+  if (refusal) throw new RefusedRequestError("credential_domain", refusal);
+}
+
 export async function outcomeOf(run: () => Promise<StepOutcome>): Promise<StepOutcome> {
   try {
     return await run();
@@ -437,7 +464,7 @@ export async function outcomeOf(run: () => Promise<StepOutcome>): Promise<StepOu
       };
     }
     if (error instanceof RefusedRequestError) {
-      const errorCode = error.reason === "out_of_scope" ? "unsupported_auth_method" : "site_unreachable";
+      const errorCode = refusalCodes[error.reason];
       return { kind: "failure", errorCode, message: error.message };
     }
     if (error instanceof UnreachableError) return { kind: "failure", errorCode: "site_unreachable", message: error.message };

@@ -5,7 +5,7 @@ import { connect as tlsConnect } from "node:tls";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import type { CookieJar } from "tough-cookie";
 import { vetHost, type Resolver } from "./address-policy.ts";
-import { hostOf, scopeRefusal } from "./scope.ts";
+import { credentialHostRefusal, hostOf, scopeRefusal } from "./scope.ts";
 import { systemResolver } from "./system-resolver.ts";
 import type { LoginTarget } from "./types.ts";
 
@@ -33,10 +33,13 @@ export interface NetworkOptions {
   timeoutMs?: number;
 }
 
-/** The engine would not send this request: its host is out of scope or resolves to a forbidden address. */
+/**
+ * The engine would not send this request: its host is out of scope, resolves to a forbidden address,
+ * or is outside the domain of the stored credential the request carries.
+ */
 export class RefusedRequestError extends Error {
-  readonly reason: "out_of_scope" | "forbidden_address";
-  constructor(reason: "out_of_scope" | "forbidden_address", message: string) {
+  readonly reason: "out_of_scope" | "forbidden_address" | "credential_domain";
+  constructor(reason: RefusedRequestError["reason"], message: string) {
     super(message);
     this.name = "RefusedRequestError";
     this.reason = reason;
@@ -66,6 +69,8 @@ export interface PageRequest {
   contentType?: string;
   /** The page the request comes from, sent as Referer and (for a POST) Origin, as a browser does. */
   referer?: string;
+  /** The request carries a credential stored for this domain: it goes to no host outside it, a redirect that repeats it included. */
+  credentialDomain?: string;
 }
 
 export interface WebClient {
@@ -138,10 +143,14 @@ export function createWebClient(options: NetworkOptions): WebClient {
     let body = request.body;
     let referer = request.referer;
     const visited: string[] = [];
+    // The first request carries the values (in its body or, for a GET form, its query); a 307 or 308 repeats that body.
+    let carriedCredential = request.credentialDomain;
     for (let hop = 0; ; hop++) {
       if (hop > maxRedirects) throw new UnreachableError(`${hostOf(url)} redirected more than ${maxRedirects} times`);
       const refusal = scopeRefusal(url, target, options);
       if (refusal) throw new RefusedRequestError("out_of_scope", `refused to follow a link: ${refusal}`);
+      const credentialRefusal = carriedCredential === undefined ? null : credentialHostRefusal(carriedCredential, url);
+      if (credentialRefusal) throw new RefusedRequestError("credential_domain", credentialRefusal);
       const endpoint = await vet(url);
       visited.push(url.href);
       const headers: Record<string, string> = {
@@ -168,7 +177,9 @@ export function createWebClient(options: NetworkOptions): WebClient {
         response.resume();
         const next = new URL(location, url);
         // 307/308 repeat the request as it was; the others turn a POST into a GET, as browsers do.
-        if (status !== 307 && status !== 308) {
+        const repeated = status === 307 || status === 308;
+        if (!repeated || method !== "POST") carriedCredential = undefined;
+        if (!repeated) {
           method = "GET";
           body = undefined;
         }

@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { parse } from "tldts";
 import type { LoginTarget } from "./types.ts";
 
 /** The identity providers a login may pass through without being listed in `allowed_domains`. */
@@ -28,6 +29,42 @@ export function ssoProviderOfHost(host: string): string | null {
 /** `host` is `domain` or one of its subdomains (an IP literal only matches itself). */
 export function isWithin(host: string, domain: string): boolean {
   return host === domain || (isIP(domain) === 0 && host.endsWith(`.${domain}`));
+}
+
+/**
+ * Whether a credential saved for `domain` may be typed on a page of `host`: the host is the domain
+ * or one of its subdomains, under the same registrable domain (the public-suffix list with its
+ * private section), so a credential is never typed on a sibling site under a shared suffix. An IP
+ * literal only matches itself.
+ */
+export function credentialFitsHost(domain: string, host: string): boolean {
+  const options = { allowPrivateDomains: true };
+  const site = parse(domain.toLowerCase(), options);
+  const page = parse(host.toLowerCase(), options);
+  if (site.hostname === null || page.hostname === null) return false;
+  if (site.isIp || page.isIp) return site.hostname === page.hostname;
+  return isWithin(page.hostname, site.hostname) && page.domain === site.domain;
+}
+
+/** `a` and `b` belong to one registrable domain (an IP literal, or a bare `localhost`, only to itself). */
+export function sameSite(a: string, b: string): boolean {
+  const options = { allowPrivateDomains: true };
+  const first = parse(a.toLowerCase(), options);
+  const second = parse(b.toLowerCase(), options);
+  if (first.domain === null || second.domain === null) return first.hostname !== null && first.hostname === second.hostname;
+  return first.domain === second.domain;
+}
+
+/** A domain of one of the known identity providers (`accounts.google.com`, `acme.okta.com`, `google.com`). */
+export function isSsoProviderDomain(domain: string): boolean {
+  return knownSsoProviders.some(({ hosts, suffixes }) => [...hosts, ...suffixes].some((known) => sameSite(domain, known)));
+}
+
+/** Why a stored credential saved for `domain` must not be typed on, or sent to, `url`; null when it may. */
+export function credentialHostRefusal(domain: string, url: URL): string | null {
+  const host = hostOf(url);
+  if (credentialFitsHost(domain, host)) return null;
+  return `the stored credential saved for ${domain} is not typed on or sent to ${host}, which is outside that domain`;
 }
 
 /** What the deployment lets the engine reach beyond the target's own rules. */

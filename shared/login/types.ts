@@ -38,6 +38,7 @@ export const flowErrorCodes = [
   "rate_limited",
   "flow_expired",
   "internal_error",
+  "credential_domain_mismatch",
 ] as const;
 
 export type MfaType = (typeof mfaTypes)[number];
@@ -144,6 +145,8 @@ export type StepOutcome =
       requirements: LoginRequirement[];
       /** Durable values entered during the flow, by credential ref (never one-time codes). */
       durableValues: Record<string, string>;
+      /** The host of the page each durable value was typed on, by credential ref. */
+      typedHosts: Record<string, string>;
       ssoProvider: string | null;
       /** What tells the landing page signed in from the same page without the session, for the health checks. */
       evidence: SessionEvidence;
@@ -178,7 +181,12 @@ export type ProbeOutcome =
 export interface LoginEngine {
   /** Finds the login page (login_url, or discovered from the domain's home page) and its first form. */
   start(target: LoginTarget): Promise<StepOutcome>;
-  submit(target: LoginTarget, state: EngineState, submission: Submission): Promise<StepOutcome>;
+  /**
+   * `credentialDomain`: the submission's values come from a credential stored for that domain (a
+   * re-auth), so they are typed only on a page of it and sent only to it, checked at the moment of
+   * typing; elsewhere the step fails `credential_domain_mismatch` and nothing is typed or sent.
+   */
+  submit(target: LoginTarget, state: EngineState, submission: Submission, credentialDomain?: string): Promise<StepOutcome>;
   /**
    * Asks the site, with the saved session, whether it is still logged in: with the login's evidence,
    * only a page that still shows it counts; without (a login from before evidence was learnt), only

@@ -9,6 +9,7 @@ import { defaultSettings } from "#shared/domain/connection.ts";
 import { ConflictError, ServiceUnavailableError } from "#shared/domain/errors.ts";
 import { executionName, type WorkflowEngine } from "#shared/domain/workflow.ts";
 import { dynamoConnectionStore } from "#shared/store/connections-store.ts";
+import { dynamoCredentialStore } from "#shared/store/credentials-store.ts";
 import { dynamoProfileStore } from "#shared/store/profiles-store.ts";
 import { officialSfnClient } from "../support/official-sfn.ts";
 import { servicesOnFreshTable, uniqueOrg } from "../support/services.ts";
@@ -53,6 +54,7 @@ function lifecycle(options: { workflow?: WorkflowEngine; db?: DynamoDBDocumentCl
   return connectionLifecycleCore({
     connections: dynamoConnectionStore(db, core.tableName),
     profiles: dynamoProfileStore(db, core.tableName),
+    credentials: dynamoCredentialStore(db, core.tableName),
     policy: targetPolicy(core.config),
     workflow: options.workflow ?? workflowEngine(core.config),
     timing: workflowTiming(core.config),

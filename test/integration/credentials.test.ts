@@ -245,9 +245,9 @@ describe("credentials for login flows", () => {
     const second = await creds.saveFromLogin(org, { name: "from-login", domain: "site.com", values: { password } });
 
     expect(second).toEqual(first);
-    expect(first.id).toMatch(/^cr_/);
+    expect(first?.id).toMatch(/^cr_/);
     expect(await creds.forLogin(org, "from-login")).toEqual({
-      id: first.id,
+      id: first?.id,
       name: "from-login",
       domain: "site.com",
       values: { identifier: username, password },
@@ -257,6 +257,18 @@ describe("credentials for login flows", () => {
     expect(await creds.forLogin(org, "nobody")).toBeUndefined();
   });
 
+  it("never merges a login's values into a credential of that name saved for another domain", async () => {
+    const org = uniqueOrg();
+    await creds.create(org, { name: "bank", domain: "bank.example", values: { identifier: username, password } });
+    const before = await creds.get(org, "bank");
+
+    const saved = await creds.saveFromLogin(org, { name: "bank", domain: "evil.example", values: { password: "typed on evil.example" } });
+
+    expect(saved).toBeUndefined();
+    expect(await creds.get(org, "bank")).toEqual(before);
+    expect((await creds.forLogin(org, "bank"))?.values).toEqual({ identifier: username, password });
+  });
+
   it("keeps every value of 12 concurrent saves to one new name, in one credential", async () => {
     const org = uniqueOrg();
 
@@ -264,7 +276,7 @@ describe("credentials for login flows", () => {
       Array.from({ length: 12 }, (_, index) => creds.saveFromLogin(org, { name: "busy", domain: "site.com", values: { [`field${index}`]: `value${index}` } })),
     );
 
-    expect(new Set(saved.map((ref) => ref.id)).size).toBe(1);
+    expect(new Set(saved.map((ref) => ref?.id)).size).toBe(1);
     const login = await creds.forLogin(org, "busy");
     expect(login?.values).toEqual(Object.fromEntries(Array.from({ length: 12 }, (_, index) => [`field${index}`, `value${index}`])));
     expect((await itemsOfOrg(org)).filter((item) => item.entity === "credential")).toHaveLength(1);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BadRequestError } from "#shared/domain/errors.ts";
 import type { ConnectionStore } from "#shared/domain/connection.ts";
+import type { CredentialStore } from "#shared/domain/credential.ts";
 import { connectionLifecycleCore, connectionsCore } from "#shared/domain/connections.ts";
 import type { ProfileStore } from "#shared/domain/profile.ts";
 import { checkLoginUrl, normalizeDomain } from "#shared/domain/targets.ts";
@@ -68,6 +69,7 @@ describe("connections in AWS mode", () => {
   const deps = {
     connections: untouchable<ConnectionStore>("connections"),
     profiles: untouchable<ProfileStore>("profiles"),
+    credentials: untouchable<CredentialStore>("credentials"),
     workflow: untouchable<WorkflowEngine>("workflow"),
     timing: { timeScale: 1, maxIterations: 1, maxAgeDays: 1 },
     policy: aws,

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { Browser, BrowserContext, Locator, Page, Request, Response } from "playwright-core";
+import type { Browser, BrowserContext, Frame, Locator, Page, Request, Response } from "playwright-core";
 import type { StorageState } from "../../archive/storage-state.ts";
 import { newId } from "../../ids.ts";
 import { log } from "../../log.ts";
@@ -7,6 +7,7 @@ import {
   addRequirement,
   asksToSignIn,
   checkBlocked,
+  checkCredentialHost,
   FlowFailure,
   homePageUrls,
   outcomeOf,
@@ -19,10 +20,10 @@ import {
 } from "../engine.ts";
 import { isLoginUrl, type LoginStep } from "../forms.ts";
 import { RefusedRequestError } from "../http.ts";
-import { scopeRefusal } from "../scope.ts";
+import { credentialHostRefusal, hostOf, scopeRefusal } from "../scope.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "../session-evidence.ts";
 import { siteErrorOf } from "../site-message.ts";
-import { durableAnswer, readSubmission } from "../submission.ts";
+import { durableAnswer, readSubmission, type SubmissionIntent } from "../submission.ts";
 import type { EngineState, LoginEngine, LoginTarget, MfaType, ProbeOutcome, StepOutcome, Submission } from "../types.ts";
 import { captureBrowserState } from "./browser-state.ts";
 import { navigate, NavigationError, navigationTimeoutMs, reload, unreachableReason } from "./chromium.ts";
@@ -75,6 +76,8 @@ interface LiveFlow {
   lastDocument: ({ url: string } & ({ answer: SiteAnswer } | { failure: string })) | null;
   /** A rate-limiting answer to one of the page's own calls since the last action (a single-page app's login API). */
   limitedCall: SiteAnswer | null;
+  /** Why a request repeating a stored credential's POST was stopped during the last action, if one was. */
+  credentialRefusal: string | null;
   /** What the network policy refused so far, as `host:port: reason`. */
   refused(): string[];
   target: LoginTarget;
@@ -121,6 +124,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
       network: watchNetwork(page),
       lastDocument: null,
       limitedCall: null,
+      credentialRefusal: null,
       refused: () => opened.refused?.() ?? [],
       target,
       recording: target.recordSession && options.saveReplay ? { secrets: new Set() } : null,
@@ -181,12 +185,12 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
     });
   }
 
-  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission): Promise<StepOutcome> {
+  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, credentialDomain?: string): Promise<StepOutcome> {
     return outcomeOf(async () => {
       const state = readState(engineState);
       const flow = liveFlows.get(state.browserSessionId);
-      if (!flow) return resume(target, state, submission);
-      return runStep(flow, () => answer(flow, state, submission));
+      if (!flow) return resume(target, state, submission, credentialDomain);
+      return runStep(flow, () => answer(flow, state, submission, credentialDomain));
     });
   }
 
@@ -194,9 +198,9 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
    * The flow's browser is gone (another process, a crash, the idle limit): a new browser starts the
    * login again and gives the answers already given, up to the step the submission answers. A
    * one-time code is not replayed: a code sent to the person belongs to the old attempt, so the step
-   * asking for one is shown again.
+   * asking for one is shown again. `credentialDomain` binds the answers given again as it binds the submission.
    */
-  async function resume(target: LoginTarget, saved: BrowserFlowState, submission: Submission): Promise<StepOutcome> {
+  async function resume(target: LoginTarget, saved: BrowserFlowState, submission: Submission, credentialDomain: string | undefined): Promise<StepOutcome> {
     const flow = await open(target);
     return runStep(flow, async () => {
       const state = newState(flow.id, await findLogin(flow, target));
@@ -211,12 +215,12 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
           if ("problem" in intent) return outcome;
           const values = intent.kind === "nothing" ? {} : intent.values;
           const givesCode = state.step.fields.some((field) => (field.type === "code" || field.type === "totp_code") && values[field.id]);
-          return givesCode ? outcome : answer(flow, state, submission);
+          return givesCode ? outcome : answer(flow, state, submission, credentialDomain);
         }
         const replay = replayOf(state, saved);
         if (!replay) return outcome;
         const before = state.step.signature;
-        outcome = await answer(flow, state, replay);
+        outcome = await answer(flow, state, replay, credentialDomain);
         if (state.step.signature === before) return outcome;
       }
       return outcome;
@@ -277,9 +281,19 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
   }
 
   /** Fills and sends what the submission answers, then decides from what the page does. */
-  async function answer(flow: LiveFlow, state: BrowserFlowState, submission: Submission): Promise<StepOutcome> {
+  async function answer(flow: LiveFlow, state: BrowserFlowState, submission: Submission, credentialDomain: string | undefined): Promise<StepOutcome> {
     const intent = readSubmission(state.prompt, submission);
     if ("problem" in intent) return inputOutcome(state, { prompt: state.prompt, plan: state.step }, intent.problem);
+    if (credentialDomain === undefined || intent.kind === "nothing" || Object.keys(intent.values).length === 0) return act(flow, state, intent);
+    const unguard = await guardRepeatedPosts(flow, credentialDomain);
+    try {
+      return await act(flow, state, intent, credentialDomain);
+    } finally {
+      await unguard();
+    }
+  }
+
+  async function act(flow: LiveFlow, state: BrowserFlowState, intent: SubmissionIntent, credentialDomain?: string): Promise<StepOutcome> {
     // Whatever its field's type: a memorable word or a customer number is as durable as a password.
     if (intent.kind !== "nothing") keepOutOfReplay(flow, Object.values(intent.values));
     // A script may have drawn the step again since it was shown (same fields, new elements): act on what is there now.
@@ -297,8 +311,8 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
       state.choicesMade.push({ signature: state.step.signature, choiceId: choice.id });
       // Values typed beside a choice go with it when the choice belongs to the same form.
       const values = choice.form !== undefined && choice.form === state.step.fieldForm ? intent.values : {};
-      recordFields(state, values, secrets);
-      await fillFields(flow.page, targets, values);
+      recordFields(state, values, secrets, hostOf(new URL(flow.page.url())));
+      await fillFields(flow.page, targets, values, credentialDomain);
       const pressed = targets.choices[choice.id];
       if (!pressed) throw new FlowFailure("internal_error", "the page no longer shows the chosen option");
       const element = await locate(flow.page, pressed.ref);
@@ -307,8 +321,8 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
         await send(flow.page, pressed.submitRef, element);
       } else await element.click();
     } else if (intent.kind === "fields") {
-      recordFields(state, intent.values, secrets);
-      const last = await fillFields(flow.page, targets, intent.values);
+      recordFields(state, intent.values, secrets, hostOf(new URL(flow.page.url())));
+      const last = await fillFields(flow.page, targets, intent.values, credentialDomain);
       await send(flow.page, targets.submitRef, last);
     }
     return decide(flow, state, intent.kind !== "nothing", secrets, before, urlBefore);
@@ -450,13 +464,22 @@ function replayOf(state: BrowserFlowState, saved: BrowserFlowState): Submission 
   return made ? { selected_choice_id: made.choiceId } : null;
 }
 
-/** Types each value as a person would; returns the last field filled, where Enter sends the form. */
-async function fillFields(page: Page, targets: StepTargets, values: Record<string, string>): Promise<Locator | null> {
+/**
+ * Types each value as a person would; returns the last field filled, where Enter sends the form.
+ * Values of a credential stored for `credentialDomain` are typed only into a document of that
+ * domain, in a form that sends them there, as the page is at the moment of typing.
+ */
+async function fillFields(page: Page, targets: StepTargets, values: Record<string, string>, credentialDomain: string | undefined): Promise<Locator | null> {
   let last: Locator | null = null;
   for (const [fieldId, value] of Object.entries(values)) {
     const ref = targets.fields[fieldId];
     if (ref === undefined) continue;
-    const input = await locate(page, ref);
+    const { frame, input } = await locateIn(page, ref);
+    if (credentialDomain !== undefined) {
+      checkCredentialHost(credentialDomain, frame.url());
+      const action = await input.evaluate(formActionOf);
+      if (action !== null && /^https?:/i.test(action)) checkCredentialHost(credentialDomain, action);
+    }
     await input.fill(value);
     // A site that reformats or rejects programmatic input (masked code boxes, key handlers) gets keystrokes.
     if ((await input.inputValue()) !== value) {
@@ -482,12 +505,22 @@ async function send(page: Page, submitRef: string | null, typedIn: Locator | nul
 
 /** The element marked `ref`, in the page or one of its same-origin frames. */
 async function locate(page: Page, ref: string): Promise<Locator> {
+  return (await locateIn(page, ref)).input;
+}
+
+/** The element marked `ref` and the frame whose document holds it. */
+async function locateIn(page: Page, ref: string): Promise<{ frame: Frame; input: Locator }> {
   const selector = `[${refAttribute}="${ref}"]`;
   for (const frame of page.frames()) {
     const found = frame.locator(selector);
-    if ((await found.count().catch(() => 0)) > 0) return found.first();
+    if ((await found.count().catch(() => 0)) > 0) return { frame, input: found.first() };
   }
   throw new FlowFailure("internal_error", "the page changed before the step could be answered");
+}
+
+/** Runs on an input: the address its form submits to, or null outside a form. */
+function formActionOf(input: { form?: { action: string } | null }): string | null {
+  return input.form ? input.form.action : null;
 }
 
 declare const location: { origin: string };
@@ -538,6 +571,28 @@ function keepOutOfReplay(flow: LiveFlow, values: Iterable<string>): void {
 function beginAction(flow: LiveFlow): void {
   flow.lastDocument = null;
   flow.limitedCall = null;
+  flow.credentialRefusal = null;
+}
+
+/**
+ * While a stored credential's values are typed and sent: a redirect that would repeat their POST
+ * (307, 308) to a host outside the credential's domain is failed before it leaves, as the HTTP
+ * engine refuses it. Playwright's routes never see a redirect's request, so this asks Chromium
+ * itself to pause each request. Answers what removes the guard.
+ */
+async function guardRepeatedPosts(flow: LiveFlow, credentialDomain: string): Promise<() => Promise<void>> {
+  const session = await flow.context.newCDPSession(flow.page);
+  session.on("Fetch.requestPaused", (event) => {
+    const refusal = event.redirectedRequestId !== undefined && event.request.method === "POST" ? credentialHostRefusal(credentialDomain, new URL(event.request.url)) : null;
+    if (refusal) flow.credentialRefusal = refusal;
+    const decided = refusal
+      ? session.send("Fetch.failRequest", { requestId: event.requestId, errorReason: "BlockedByClient" })
+      : session.send("Fetch.continueRequest", { requestId: event.requestId });
+    // The page may be gone meanwhile: its requests with it.
+    decided.catch(() => undefined);
+  });
+  await session.send("Fetch.enable", { patterns: [{ urlPattern: "*", requestStage: "Request" }] });
+  return () => session.detach().catch(() => undefined);
 }
 
 function documentAnswer(flow: LiveFlow): SiteAnswer | null {
@@ -545,11 +600,13 @@ function documentAnswer(flow: LiveFlow): SiteAnswer | null {
 }
 
 /**
- * Why the main document since the last action did not come from the site, or null: the network
- * policy refused it (an answer the HTTP engine gives for the same request, so both engines end such
- * a flow alike), or the site could not be reached.
+ * Why the main document since the last action did not come from the site, or null: a stored
+ * credential's POST was stopped on its way out of the credential's domain, the network policy
+ * refused it (an answer the HTTP engine gives for the same request, so both engines end such a flow
+ * alike), or the site could not be reached.
  */
 function documentFailure(flow: LiveFlow): Error | null {
+  if (flow.credentialRefusal) return new RefusedRequestError("credential_domain", flow.credentialRefusal);
   const document = flow.lastDocument;
   if (!document) return null;
   const url = new URL(document.url);

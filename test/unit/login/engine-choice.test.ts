@@ -12,6 +12,7 @@ const success: StepOutcome = {
   postLoginUrl: "http://127.0.0.1/home",
   requirements: [],
   durableValues: {},
+  typedHosts: {},
   ssoProvider: null,
   evidence: { version: 2, basis: "unverifiable", salt: "", signedIn: [], signInPlaces: [], sessionCookies: [] },
   engine: "browser",
