@@ -2,6 +2,7 @@ import { ArchiveTooLargeError } from "../archive/errors.ts";
 import { countMetric, log } from "../log.ts";
 import { totpCode } from "../login/totp.ts";
 import { answerPrompt, type ReauthBlock } from "../login/auto-answer.ts";
+import { credentialFitsHost } from "../login/scope.ts";
 import type { LoginEngine, StepOutcome } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
 import type { WorkflowState } from "../workflow/definition.ts";
@@ -168,7 +169,9 @@ export function reauthCore(deps: ReauthDeps) {
     if (!credential) return { kind: "blocked", reason: "no_credential" };
     sent.credentialId = credential.id;
     const totpSecret = credential.totpSecret;
-    const answers = { values: credential.values, totpCode: totpSecret ? () => totpCode(totpSecret) : null };
+    // A credential of another site than the connection's (its identity provider's) signs in through the provider the last login took.
+    const ssoProvider = credential.ssoProvider ?? (credentialFitsHost(credential.domain, connection.domain) ? null : connection.sso_provider);
+    const answers = { values: credential.values, totpCode: totpSecret ? () => totpCode(totpSecret) : null, ssoProvider };
     const target = loginTarget(connection);
     let outcome = await deps.engine.start(target);
     try {
@@ -180,7 +183,8 @@ export function reauthCore(deps: ReauthDeps) {
         }
         const answer = answerPrompt(outcome.prompt, answers);
         if ("blocked" in answer) return { kind: "blocked", reason: answer.blocked };
-        for (const secret of asked) sent.secrets.add(secret);
+        // A step answered by a choice (the identity provider's button) sends none of the secrets its form asks for.
+        if (answer.submission.field_values) for (const secret of asked) sent.secrets.add(secret);
         outcome = await deps.engine.submit(target, outcome.state, answer.submission, credential.domain);
       }
       if (outcome.kind === "failure" && outcome.errorCode === "credential_domain_mismatch") {

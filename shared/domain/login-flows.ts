@@ -37,7 +37,7 @@ export interface LoginCredentials {
   forLogin(
     org: string,
     name: string,
-  ): Promise<{ id: string; name: string; domain: string; values: Record<string, string>; totpSecret: string | null } | undefined>;
+  ): Promise<{ id: string; name: string; domain: string; values: Record<string, string>; totpSecret: string | null; ssoProvider: string | null } | undefined>;
   /** Undefined when a credential of that name belongs to another domain: nothing is written then. */
   saveFromLogin(
     org: string,
@@ -186,7 +186,7 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
     const groups = new Map<string, { name: string; domain: string; values: Record<string, string> }>();
     for (const [ref, value] of Object.entries(values)) {
       const host = typedHosts[ref] ?? connection.domain;
-      const site = linked && credentialFitsHost(linked.domain, host) ? { name: linked.name, domain: linked.domain } : siteCredential(connection, linkedName, host);
+      const site = linked && credentialFitsHost(linked.domain, host) ? { name: linked.name, domain: linked.domain } : siteCredential(connection, linked ? null : linkedName, host);
       const group = groups.get(site.name) ?? { ...site, values: {} };
       group.values[ref] = value;
       groups.set(site.name, group);

@@ -38,6 +38,8 @@ export interface LoginSite {
   expireSessions(shape?: string): void;
   /** Successful logins per shape. */
   logins(shape: string): number;
+  /** Password forms posted, right or wrong: to the site's own login pages, and to TestSSO's. */
+  passwordsPosted(): { site: number; sso: number };
   /** Milliseconds both hosts spent in their own request handlers since the last reset. */
   serverTimeMs(): number;
   resetServerTime(): void;
@@ -90,6 +92,7 @@ export async function startLoginSite(): Promise<LoginSite> {
     flows: new Map<string, Flow>(),
     sessions: new Map<string, Session>(),
     loginCounts: new Map<LoginShape, number>(),
+    passwordPosts: 0,
     lastCodes: new Map<string, string>(),
   };
   for (const [path, route] of siteRoutes({ user, url, sso, state })) routes.set(path, route);
@@ -106,6 +109,7 @@ export async function startLoginSite(): Promise<LoginSite> {
     lastEmailCode: (shape) => state.lastCodes.get(`email/${shape}`),
     expireSessions: (shape) => expireSessions(state.sessions, shape === undefined ? undefined : knownShape(shape)),
     logins: (shape) => state.loginCounts.get(knownShape(shape)) ?? 0,
+    passwordsPosted: () => ({ site: state.passwordPosts, sso: sso.signInsPosted() }),
     serverTimeMs: clock.totalMs,
     resetServerTime: clock.reset,
     totp: (at) => totpCode(user.totpSecret, at),
@@ -124,6 +128,7 @@ interface SiteContext {
     flows: Map<string, Flow>;
     sessions: Map<string, Session>;
     loginCounts: Map<LoginShape, number>;
+    passwordPosts: number;
     lastCodes: Map<string, string>;
   };
 }
@@ -153,6 +158,13 @@ function siteRoutes({ user, url, sso, state }: SiteContext): Map<string, Route> 
     (exchange) => {
       const visitorId = state.visitors[shape].verifiedId(exchange);
       return visitorId ? handle(exchange, flowOf(shape, visitorId)) : invalidCsrfReply();
+    };
+  /** A handler of a form that carries a password, counted whatever it answers. */
+  const countedPasswordPost =
+    (handle: Handler): Handler =>
+    (exchange) => {
+      state.passwordPosts++;
+      return handle(exchange);
     };
   /** A second-step handler: without an accepted password the visitor goes back to the login page. */
   const afterPassword =
@@ -219,7 +231,7 @@ ${field({ id: "password", name: "password", label: "Password", type: "password",
 
   const passwordLogin = (shape: LoginShape): Route => ({
     GET: (exchange) => (sessionOf(exchange, shape) ? redirectReply(`/${shape}/account`) : loginPage(exchange, shape)),
-    POST: csrfChecked(shape, (exchange, flow) => {
+    POST: countedPasswordPost(csrfChecked(shape, (exchange, flow) => {
       const email = exchange.form.get("email")?.trim() ?? "";
       if (!matchesUser(email) || !matchesPassword(exchange.form.get("password"))) {
         return loginPage(exchange, shape, { email, error: wrongCredentials });
@@ -229,7 +241,7 @@ ${field({ id: "password", name: "password", label: "Password", type: "password",
       flow.verifiedEmail = user.email;
       flow.codes = {};
       return redirectReply(next(flow));
-    }),
+    })),
   });
 
   function codePage(exchange: Exchange, shape: LoginShape, options: { action: string; prompt: string; name: string; label: string; error?: string; footer?: string }) {

@@ -22,6 +22,8 @@ export interface TestSso {
   url: string;
   /** The email a code was issued for, once; undefined for an unknown, used, expired or misdirected code. */
   redeem(code: string, redirectUri: string): string | undefined;
+  /** Sign-in forms posted to it (each carries a password), right or wrong. */
+  signInsPosted(): number;
   stop(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function startTestSso(options: SsoOptions): Promise<TestSso> {
   const visitors = preSessions("testsso_presession", "/");
   const sessions = new Map<string, string>();
   const codes = new Map<string, { email: string; redirectUri: string; expiresAt: number }>();
+  let signInsPosted = 0;
 
   function authorizeRequest(params: URLSearchParams): AuthorizeRequest | Reply {
     if (params.get("client_id") !== options.clientId) return errorPage("Unknown client_id.");
@@ -99,6 +102,7 @@ ${alertDanger(error)}${form}`;
       "/login",
       {
         POST: (exchange) => {
+          signInsPosted++;
           if (!visitors.verifiedId(exchange)) return invalidCsrfReply();
           const request = authorizeRequest(exchange.form);
           if (!isAuthorizeRequest(request)) return request;
@@ -124,6 +128,7 @@ ${alertDanger(error)}${form}`;
       if (!issued || issued.redirectUri !== redirectUri || issued.expiresAt < Date.now()) return undefined;
       return issued.email;
     },
+    signInsPosted: () => signInsPosted,
     stop: server.stop,
   };
 }
