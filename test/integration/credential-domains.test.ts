@@ -151,20 +151,13 @@ describe.each(["http", "browser"])("the %s engine types a stored credential only
     await noBrowserLeft();
   }, 90_000);
 
-  it("refuses a form of the site that posts to another site: the other site gets nothing", async () => {
+  it.each([
+    ["a form of the site that posts to another site", "/posts-away"],
+    ["a redirect that would repeat the credential's POST to another site", "/bounces"],
+  ])("refuses %s: the other site gets nothing", async (_, path) => {
     otherRequests.length = 0;
 
-    const outcome = await reauth(engine(), target("/posts-away"), "example.localhost");
-
-    expect(outcome).toMatchObject({ kind: "failure", errorCode: "credential_domain_mismatch", message: expect.stringContaining("other.localhost") });
-    expect(otherRequests).toEqual([]);
-    await noBrowserLeft();
-  }, 90_000);
-
-  it("stops a redirect that would repeat the credential's POST to another site", async () => {
-    otherRequests.length = 0;
-
-    const outcome = await reauth(engine(), target("/bounces"), "example.localhost");
+    const outcome = await reauth(engine(), target(path), "example.localhost");
 
     expect(outcome).toMatchObject({ kind: "failure", errorCode: "credential_domain_mismatch", message: expect.stringContaining("other.localhost") });
     expect(otherRequests).toEqual([]);

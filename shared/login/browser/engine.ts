@@ -293,6 +293,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
     }
   }
 
+  /** The answer itself: records, types (a stored credential's values only within `credentialDomain`), sends and decides. */
   async function act(flow: LiveFlow, state: BrowserFlowState, intent: SubmissionIntent, credentialDomain?: string): Promise<StepOutcome> {
     // Whatever its field's type: a memorable word or a customer number is as durable as a password.
     if (intent.kind !== "nothing") keepOutOfReplay(flow, Object.values(intent.values));
