@@ -1,6 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { chromium } from "playwright-core";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { startBrowserTaskEntry, titleOverCdp, type BrowserTaskEntry } from "../support/browser-task-entry.ts";
@@ -17,10 +21,17 @@ let site: Awaited<ReturnType<typeof startTestSite>>;
 let entry: BrowserTaskEntry;
 let port: number;
 let devtoolsPath: string;
+/** A file any process may read, holding a marker no page may show. */
+const localFile = { dir: "", url: "", marker: randomBytes(16).toString("hex") };
 
 beforeAll(async () => {
   executables = await loginChromiumForTests();
   site = await startTestSite("<html><head><title>through the proxy</title></head><body>ok</body></html>");
+  localFile.dir = await mkdtemp(join(tmpdir(), "acs-local-file-"));
+  await chmod(localFile.dir, 0o755);
+  const file = join(localFile.dir, "readable.txt");
+  await writeFile(file, localFile.marker, { mode: 0o644 });
+  localFile.url = pathToFileURL(file).href;
   entry = await startBrowserTaskEntry({ chromium: executables.executablePath, adminSecret, devtoolsId });
   ({ port, devtoolsPath } = entry);
 });
@@ -28,6 +39,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await entry?.dispose();
   await site?.stop();
+  if (localFile.dir) await rm(localFile.dir, { recursive: true, force: true });
   await executables?.dispose();
 });
 
@@ -120,6 +132,9 @@ function listeningPorts(pids: number[]): number[] {
   }
   return [...ports];
 }
+
+/** The page's content once the error page a refused navigation leads to has replaced it. */
+const settledContent = (page: Page) => eventually(() => page.content().catch(() => undefined), "the page to settle");
 
 describe("the browser task's entry, run locally", () => {
   it("serves DevTools on the path of the id its launcher chose", () => {
@@ -216,6 +231,36 @@ describe("the browser task's entry, run locally", () => {
     expect((await admin("PUT", "/lease", { lease_id: "another", token_sha256: token, expires_at: "tomorrow" })).status).toBe(400);
     expect((await admin("PUT", "/lease", { token_sha256: sha256Hex(token), expires_at: new Date().toISOString() })).status).toBe(400);
     expect((await admin("GET", "/health")).status).toBe(200);
+  });
+
+  it("refuses its client every file: URL: navigated to, in view-source:, in a context of its own, and past the client's own interception", async () => {
+    const token = newToken();
+    await grant(token);
+    const browser = await chromium.connectOverCDP(devtoolsUrl(token));
+    try {
+      const defaultPage = await (browser.contexts()[0] ?? (await browser.newContext())).newPage();
+      const ownContextPage = await (await browser.newContext()).newPage();
+      for (const [page, url] of [
+        [defaultPage, localFile.url],
+        [defaultPage, `view-source:${localFile.url}`],
+        [ownContextPage, localFile.url],
+      ] as const) {
+        await expect(page.goto(url).then((response) => `${url} answered ${response?.status()}`)).rejects.toThrow(/ERR_ACCESS_DENIED/);
+        expect(await settledContent(page)).not.toContain(localFile.marker);
+      }
+
+      // A client that tries to switch the refusal off: its own browser-wide interception lets the
+      // request through, and it cannot detach the entry's session by the browser's target id.
+      const session = await browser.newBrowserCDPSession();
+      const { targetInfo } = await session.send("Target.getTargetInfo");
+      await expect(session.send("Target.detachFromTarget", { targetId: targetInfo.targetId })).rejects.toThrow(/the browser task's own/);
+      session.on("Fetch.requestPaused", (event) => void session.send("Fetch.continueRequest", { requestId: event.requestId }).catch(() => {}));
+      await session.send("Fetch.enable", { patterns: [{ urlPattern: "file:*" }] });
+      await expect(defaultPage.goto(localFile.url)).rejects.toThrow(/ERR_ACCESS_DENIED/);
+      expect(await settledContent(defaultPage)).not.toContain(localFile.marker);
+    } finally {
+      await browser.close();
+    }
   });
 
   it("opens no DevTools port: Chromium speaks over a pipe, and the entry's port is the tree's only listening one", () => {

@@ -5,10 +5,10 @@ export interface DevToolsClient {
   send(message: string): void;
 }
 
-interface CdpMessage {
+export interface CdpMessage {
   id?: number;
   method?: string;
-  params?: { sessionId?: string };
+  params?: { sessionId?: string; targetId?: string; requestId?: string };
   sessionId?: string;
   result?: unknown;
   error?: { message?: string };
@@ -20,12 +20,15 @@ interface CdpMessage {
  * pipe's own, so an answer meant for a client that has left is dropped rather than read by the next
  * one as the answer to its own command of that id; and the sessions a client attached are detached
  * when it leaves, so the next client starts without them (as it would on a fresh DevTools socket).
+ * The entry's own sessions (its guard against local files) are hidden from every client: none of
+ * their messages reaches one, and a client's command addressed to one is refused.
  */
 export function browserConnection(connect: (onMessage: (message: string) => void) => CdpPipe) {
   let lastId = 0;
   const ownCalls = new Map<number, { answered(result: unknown): void; failed(error: Error): void }>();
   const clientCalls = new Map<number, { client: DevToolsClient; id: number }>();
   const attachedSessions = new Set<string>();
+  const ownSessions = new Map<string, (event: CdpMessage) => void>();
   let client: DevToolsClient | undefined;
 
   const pipe = connect((text) => {
@@ -34,7 +37,13 @@ export function browserConnection(connect: (onMessage: (message: string) => void
       answer(message.id, message);
       return;
     }
+    const ownEvents = message.sessionId === undefined ? undefined : ownSessions.get(message.sessionId);
+    if (ownEvents) {
+      ownEvents(message);
+      return;
+    }
     const sessionId = message.params?.sessionId;
+    if (sessionId && ownSessions.has(sessionId)) return;
     if (message.method === "Target.attachedToTarget" && sessionId) attachedSessions.add(sessionId);
     if (message.method === "Target.detachedFromTarget" && sessionId) attachedSessions.delete(sessionId);
     client?.send(text);
@@ -54,22 +63,40 @@ export function browserConnection(connect: (onMessage: (message: string) => void
     if (forwarded.client === client) client.send(JSON.stringify({ ...message, id: forwarded.id }));
   }
 
+  /**
+   * A command sent on one of the entry's sessions, or naming one (detaching it, say). Detaching by
+   * target id alone, which Chromium still accepts, could pick the entry's session of the browser
+   * target, so it is refused too: a client detaches by session id.
+   */
+  function addressesOwnSession(message: CdpMessage): boolean {
+    const named = [message.sessionId, message.params?.sessionId].filter((id) => id !== undefined);
+    if (named.some((id) => ownSessions.has(id))) return true;
+    return message.method === "Target.detachFromTarget" && message.params?.sessionId === undefined;
+  }
+
   function send(message: CdpMessage): number {
     lastId += 1;
     pipe.send(JSON.stringify({ ...message, id: lastId }));
     return lastId;
   }
 
-  function call(method: string, params: object = {}): Promise<unknown> {
+  function call(method: string, params: object = {}, sessionId?: string): Promise<unknown> {
     return new Promise((answered, failed) => {
-      const id = send({ method, params });
+      const id = send({ method, params, ...(sessionId === undefined ? {} : { sessionId }) });
       ownCalls.set(id, { answered, failed });
     });
   }
 
   return {
-    /** A command of the entry's own, outside any client's view. */
+    /** A command of the entry's own, outside any client's view; `sessionId` names one of its own sessions. */
     call,
+
+    /** Makes `sessionId` the entry's own: its events go to `onEvent` alone, and no client may address it. */
+    own(sessionId: string, onEvent: (event: CdpMessage) => void): void {
+      ownSessions.set(sessionId, onEvent);
+      // Chromium announces an attached session before it answers the attach: it was counted as a client's.
+      attachedSessions.delete(sessionId);
+    },
 
     /** The client whose commands `fromClient` forwards and who receives the browser's events. */
     attach(next: DevToolsClient): void {
@@ -86,6 +113,12 @@ export function browserConnection(connect: (onMessage: (message: string) => void
         return;
       }
       if (typeof message.id !== "number") return;
+      if (addressesOwnSession(message)) {
+        // Answered on the session it was sent on, as Chromium answers, or the client cannot match it.
+        const refusal = { id: message.id, sessionId: message.sessionId, error: { code: -32000, message: "this session is the browser task's own" } };
+        from.send(JSON.stringify(refusal));
+        return;
+      }
       clientCalls.set(send({ ...message }), { client: from, id: message.id });
     },
 

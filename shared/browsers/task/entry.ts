@@ -130,11 +130,29 @@ async function resetPages(): Promise<void> {
   }
 }
 
+/**
+ * Fails every request for a file: URL, in every page, frame and worker of every context, whoever
+ * asks (a client's navigation, a page's own link or frame, view-source:): the browser runs web pages
+ * for its lease's holder, and the machine's files are none of theirs. Headless Chromium reads no
+ * policy (no URLBlocklist), so the entry intercepts them on a browser-wide session of its own, which
+ * no client can address or switch off.
+ */
+async function refuseLocalFiles(): Promise<void> {
+  const { sessionId } = (await connection.call("Target.attachToBrowserTarget")) as { sessionId: string };
+  connection.own(sessionId, (event) => {
+    if (event.method !== "Fetch.requestPaused") return;
+    // A request whose page closed meanwhile cannot be failed any more, nor needs to be.
+    connection.call("Fetch.failRequest", { requestId: event.params?.requestId, errorReason: "AccessDenied" }, sessionId).catch(() => {});
+  });
+  await connection.call("Fetch.enable", { patterns: [{ urlPattern: "file:*" }] }, sessionId);
+}
+
 if (!(await chromiumUp(startTimeoutMs))) {
   process.stderr.write(`browser task: Chromium did not answer over its pipe within ${startTimeoutMs} ms\n`);
   chromium.kill("SIGKILL");
   process.exit(1);
 }
+await refuseLocalFiles();
 
 const devtoolsPath = `/devtools/browser/${settings.BROWSER_TASK_DEVTOOLS_ID ?? randomUUID()}`;
 const proxy = leaseProxy({
