@@ -1,5 +1,7 @@
 import { resolve } from "node:path";
+import { localBrowserIsolationProblem, oneOrgOnly } from "../infra/local/browser-isolation.ts";
 import { ensureTable, startDynamoDbLocal } from "../infra/local/dynamodb-local.ts";
+import { localOrg } from "../infra/local/stack.ts";
 import { runningInstance } from "../infra/local/running.ts";
 import { apiKeyUsage, parseApiKeyArgs } from "./api-key-args.ts";
 import { useStandInCredentials } from "../infra/local/stand-in-credentials.ts";
@@ -19,6 +21,8 @@ const { org, into } = command.mint;
 async function mintLocally(org: string): Promise<string> {
   useStandInCredentials();
   const dataDir = resolve(process.env.DATA_DIR ?? ".data");
+  const problem = org === localOrg ? undefined : await localBrowserIsolationProblem(dataDir);
+  if (problem) throw new Error(`no key minted for the org '${org}': ${oneOrgOnly(problem)}`);
   const tableName = "auth-connections";
   const running = runningInstance(dataDir);
   // DynamoDB Local holds its files open: use the running service's database when there is one.

@@ -9,6 +9,7 @@ import { loadConfig } from "#shared/config.ts";
 import { generateApiKey } from "#shared/domain/api-keys.ts";
 import { services } from "#shared/services.ts";
 import { scanConnections } from "#shared/store/connections-store.ts";
+import { browsersDir, chromiumDir as chromiumDirOf, keepDataPrivate, localBrowserIsolationProblem } from "./browser-isolation.ts";
 import { ensureTable, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { startGateway } from "./gateway.ts";
 import { startPoolSupervisor } from "./pool-supervisor.ts";
@@ -40,6 +41,8 @@ export interface LocalStack {
   s3Endpoint: string;
   sfnEndpoint: string;
   tableName: string;
+  /** Why pooled browsers do not run each as a user of its own here, or undefined where they do. */
+  browserIsolationProblem: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -51,6 +54,7 @@ const alreadyRunning = (endpoint: string) => ({ endpoint, stop: async () => {} }
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   useStandInCredentials();
+  if (options.dataDir) keepDataPrivate(options.dataDir);
   const s3 = options.s3Endpoint
     ? alreadyRunning(options.s3Endpoint)
     : await startS3Local({ dataDir: options.dataDir && join(options.dataDir, "s3") });
@@ -67,10 +71,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   };
   try {
     // Kept under the data dir so a restarted stack finds, and ends, the browsers a crash left.
-    const browserDir = options.dataDir ? join(options.dataDir, "browsers") : mkdtempSync(join(tmpdir(), "acs-browsers-"));
+    const browserDir = options.dataDir ? browsersDir(options.dataDir) : mkdtempSync(join(tmpdir(), "acs-browsers-"));
     if (!options.dataDir) standIns.unshift({ stop: async () => rmSync(browserDir, { recursive: true, force: true }) });
     // Chromium is unpacked in a directory of this stack's alone: the package would reuse a shared /tmp/chromium.
-    const chromiumDir = options.dataDir ? join(options.dataDir, "chromium") : mkdtempSync(join(tmpdir(), "acs-chromium-"));
+    const chromiumDir = options.dataDir ? chromiumDirOf(options.dataDir) : mkdtempSync(join(tmpdir(), "acs-chromium-"));
     if (!options.dataDir) standIns.unshift({ stop: async () => rmSync(chromiumDir, { recursive: true, force: true }) });
     // Kept with the data: a new key would leave the stored credentials unreadable.
     const secretsDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "acs-secrets-"));
@@ -113,6 +117,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       s3Endpoint: s3.endpoint,
       sfnEndpoint: stepFunctions.endpoint,
       tableName,
+      browserIsolationProblem: await localBrowserIsolationProblem(options.dataDir),
       async stop() {
         gateway.server.closeAllConnections();
         await new Promise((done) => gateway.server.close(done));

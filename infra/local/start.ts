@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import * as z from "zod/mini";
 import { zstdSupportProblem } from "#shared/archive/zstd-support.ts";
 import { demoUser, startDemoSite, type DemoSite } from "./demo-site.ts";
+import { oneOrgOnly } from "./browser-isolation.ts";
 import { runningFile, runningInstance } from "./running.ts";
 import { startDefaults } from "./start-defaults.ts";
 
@@ -81,6 +82,7 @@ writeFileSync(
   lockFile,
   JSON.stringify({ pid: process.pid, url: stack.url, dynamoEndpoint: stack.dynamoEndpoint, s3Endpoint: stack.s3Endpoint }),
 );
+if (stack.browserIsolationProblem) process.stderr.write(`Warning: ${oneOrgOnly(stack.browserIsolationProblem)}\n`);
 
 process.stdout.write(
   [

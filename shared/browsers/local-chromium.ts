@@ -1,24 +1,27 @@
 import { execFile, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { access, chmod, mkdir, mkdtemp, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { createHmac, randomInt } from "node:crypto";
+import { access, chmod, chown, mkdir, mkdtemp, open, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { findPackageJSON } from "node:module";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
+import { readOrCreateKey } from "../secrets/local-key-file.ts";
 import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
 import { sha256Hex } from "./task/digest.ts";
 import { leaseCall, type LeaseChange } from "./task/lease-call.ts";
 
 export interface LocalChromiumOptions {
   /**
-   * One directory per browser lives here (profile, log, pid, launcher, the entry's admin secret and
-   * address), so a restarted process finds leftovers and can still end a lease.
+   * One directory per browser lives here (profile, log, pid, launcher and the entry's address), and
+   * the key its admin secrets derive from, so a restarted process finds leftovers and can still end
+   * a lease.
    */
   root: string;
   /**
    * Where the Chromium that `@sparticuz/chromium` ships is unpacked, one directory per package
-   * version (this one made 0700). The package reuses whatever its path already holds, so it must be
-   * a directory of ours alone, never the machine's shared /tmp.
+   * version (this one made 0711: browsers running as users of their own pass through it to run
+   * Chromium, and only this service may list or write it). The package reuses whatever its path
+   * already holds, so it must be a directory of ours alone, never the machine's shared /tmp.
    */
   unpackDir: string;
   /** Another Chromium than the one `@sparticuz/chromium` ships. */
@@ -56,8 +59,76 @@ const profileFlag = (dir: string) => `--user-data-dir=${profileDir(dir)}`;
 const entryOn = (dir: string) => (args: string[]) => entryArgs(dir).every((arg) => args.includes(arg));
 const chromiumOn = (dir: string) => (args: string[]) => args.includes(profileFlag(dir));
 
-/** Read by any process that must reach the entry's admin calls, a restarted one included. */
-const adminSecretFile = (dir: string) => join(dir, "admin-secret");
+/**
+ * The key each entry's admin secret derives from, readable by this service alone (its user, mode
+ * 0600): a restarted service derives the secrets of the browsers it launched before, and no browser
+ * holds any, its own included, in a file it could read.
+ */
+const adminKeyFile = (root: string) => join(root, ".admin-key");
+
+/**
+ * Each browser's Chromium runs as a user of its own when the service runs as root: a uid picked at
+ * random from a range no distribution hands out (and no other browser of the root uses), with no
+ * name, owning the browser's profile alone. It cannot read the service's data nor another browser's
+ * profile, nor signal or trace another browser's processes.
+ */
+const browserUids = { first: 0x7000_0000, count: 0x0100_0000 };
+
+/**
+ * Why pooled browsers cannot run each as a user of its own here, or undefined where they do. Without
+ * that, a browser's Chromium runs as the service's user and could read whatever it can. A browser's
+ * user must be able to pass through every directory above `paths` (the browsers' root, Chromium's
+ * directory): those the service makes it opens itself, the others it leaves as they are.
+ */
+export async function browserIsolationProblem(paths: string[]): Promise<string | undefined> {
+  if (process.getuid?.() !== 0) {
+    return `pooled browsers run as this service's user (uid ${process.getuid?.()}), not each as a user of its own, which takes running the service as root`;
+  }
+  for (const path of paths) {
+    for (let above = dirname(resolve(path)); ; above = dirname(above)) {
+      const mode = await stat(above).then(
+        (found) => found.mode,
+        () => undefined,
+      );
+      if (mode !== undefined && (mode & 0o001) === 0) {
+        return `pooled browsers cannot run each as a user of its own: such a user cannot pass through ${above} (mode ${(mode & 0o777).toString(8)}) to reach ${path}; make it 0711 or keep the data elsewhere`;
+      }
+      if (above === dirname(above)) break;
+    }
+  }
+  return undefined;
+}
+
+/** The uid of the user a browser's Chromium runs as: the owner of its profile. */
+async function browserUidOf(dir: string): Promise<number | undefined> {
+  return stat(profileDir(dir)).then(
+    (profile) => profile.uid,
+    () => undefined,
+  );
+}
+
+/** A uid of the range that no browser under `root` runs as. */
+async function unusedBrowserUid(root: string): Promise<number> {
+  const entries = await readdir(root, { withFileTypes: true });
+  const used = new Set(await Promise.all(entries.filter((entry) => entry.isDirectory()).map((entry) => browserUidOf(join(root, entry.name)))));
+  for (;;) {
+    const uid = browserUids.first + randomInt(browserUids.count);
+    if (!used.has(uid)) return uid;
+  }
+}
+
+/**
+ * Gives the browser's profile to a user of its own and leaves the rest of its directory (its pid,
+ * address and log) to the service: the directory and the root are open to pass through, not to list.
+ */
+async function isolate(dir: string): Promise<number> {
+  const uid = await unusedBrowserUid(dirname(dir));
+  await chown(profileDir(dir), uid, uid);
+  await chmod(profileDir(dir), 0o700);
+  await chmod(dir, 0o711);
+  await chmod(dirname(dir), 0o711);
+  return uid;
+}
 
 /** The entry's stdout, where it announces its port and DevTools path once it serves. */
 const entryOutputFile = (dir: string) => join(dir, "entry.out");
@@ -182,11 +253,14 @@ async function chromiumPackageVersion(): Promise<string> {
  * that name, and an upgrade unpacks anew.
  */
 export async function unpackedChromium(root: string): Promise<string> {
-  await mkdir(root, { recursive: true, mode: 0o700 });
+  await mkdir(root, { recursive: true, mode: 0o711 });
   // mkdir leaves the mode of a directory that already exists as it was.
-  await chmod(root, 0o700);
+  await chmod(root, 0o711);
   const versionDir = join(root, await chromiumPackageVersion());
   if (!(await exists(versionDir))) await unpackInto(versionDir);
+  // The directory (a temporary one) and the binary are made 0700: each browser's own user runs them.
+  await chmod(versionDir, 0o755);
+  await chmod(join(versionDir, executableName), 0o755);
   await removeOtherUnpacks(root, basename(versionDir));
   return join(versionDir, executableName);
 }
@@ -233,7 +307,7 @@ async function launcherAlive(dir: string): Promise<boolean> {
 async function claim(dir: string): Promise<void> {
   await mkdir(dirname(dir), { recursive: true });
   // Until the rename, the directory's own name says whose it is.
-  await prepareThenRename(dir, "launching", (fresh, launcher) => writeFile(launcherFile(fresh), JSON.stringify(launcher)));
+  await prepareThenRename(dir, "launching", (fresh, launcher) => writeFile(launcherFile(fresh), JSON.stringify(launcher), { mode: 0o600 }));
 }
 
 interface EntryReady {
@@ -269,7 +343,7 @@ async function awaitExit(running: () => Promise<boolean>, what: string): Promise
  * What the entry runs on: only the settings it needs and the basics of a process. The service's
  * own environment (its keys for the stand-ins, say) has no business in a browser that runs web pages.
  */
-function entryEnvironment(dir: string, spec: LaunchSpec, executable: string, adminSecret: string): NodeJS.ProcessEnv {
+function entryEnvironment(dir: string, spec: LaunchSpec, executable: string, adminSecret: string, chromiumUid: number | undefined): NodeJS.ProcessEnv {
   const basics = Object.fromEntries(["PATH", "HOME", "TMPDIR", "LANG", "TZ"].flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]]])));
   return {
     ...basics,
@@ -278,6 +352,7 @@ function entryEnvironment(dir: string, spec: LaunchSpec, executable: string, adm
     BROWSER_TASK_ADMIN_SECRET_SHA256: sha256Hex(adminSecret),
     BROWSER_TASK_CHROMIUM: executable,
     BROWSER_TASK_USER_DATA_DIR: profileDir(dir),
+    ...(chromiumUid === undefined ? {} : { BROWSER_TASK_CHROMIUM_UID: String(chromiumUid) }),
     ...(spec.startUrl === null ? {} : { BROWSER_TASK_START_URL: spec.startUrl }),
   };
 }
@@ -289,6 +364,17 @@ function entryEnvironment(dir: string, spec: LaunchSpec, executable: string, adm
  */
 export function localChromium(options: LocalChromiumOptions): BrowserProvider {
   let executable: Promise<string> | undefined;
+  let adminKey: Promise<Buffer> | undefined;
+  let isolated: Promise<boolean> | undefined;
+
+  /** The entry's admin secret, derived anew wherever it is needed rather than kept anywhere. */
+  async function adminSecretOf(dir: string): Promise<string> {
+    adminKey ??= readOrCreateKey(adminKeyFile(options.root)).catch((error: unknown) => {
+      adminKey = undefined;
+      throw error;
+    });
+    return createHmac("sha256", await adminKey).update(`browser entry admin: ${basename(dir)}`).digest("base64url");
+  }
 
   /** The entry's Chromium, known by its start time from now on, while it still runs on `dir`. */
   async function chromiumOf(dir: string): Promise<ProcessIdentity | undefined> {
@@ -354,15 +440,16 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
   /** Starts the entry in a claimed `dir` and answers its pid and start time once it runs. */
   async function start(dir: string, spec: LaunchSpec, executable: string): Promise<ProcessIdentity> {
     await mkdir(profileDir(dir));
-    const adminSecret = randomBytes(32).toString("base64url");
-    await writeFile(adminSecretFile(dir), adminSecret, { mode: 0o600 });
+    const adminSecret = await adminSecretOf(dir);
+    isolated ??= browserIsolationProblem([options.root, executable]).then((problem) => problem === undefined);
+    const chromiumUid = (await isolated) ? await isolate(dir) : undefined;
     // Files rather than pipes: the browser outlives a restart of this process.
-    const [output, logFile] = await Promise.all([open(entryOutputFile(dir), "a"), open(join(dir, "browser.log"), "a")]);
+    const [output, logFile] = await Promise.all([open(entryOutputFile(dir), "a", 0o600), open(join(dir, "browser.log"), "a", 0o600)]);
     try {
       const child = spawn(process.execPath, entryArgs(dir), {
         detached: true,
         stdio: ["ignore", output.fd, logFile.fd],
-        env: entryEnvironment(dir, spec, executable, adminSecret),
+        env: entryEnvironment(dir, spec, executable, adminSecret, chromiumUid),
       });
       const pid = await new Promise<number>((started, failed) => {
         child.once("spawn", () => started(child.pid as number));
@@ -386,7 +473,7 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
     });
     const ref = toRef(pid, dir);
     try {
-      await writeFile(join(dir, "browser.json"), JSON.stringify({ pid, startTime, session_id: spec.sessionId }));
+      await writeFile(join(dir, "browser.json"), JSON.stringify({ pid, startTime, session_id: spec.sessionId }), { mode: 0o600 });
       return { ref, cdpWsUrl: await devToolsUrl(pid, dir), headless: true };
     } catch (error) {
       await destroy(ref);
@@ -394,9 +481,8 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
     }
   }
 
-  /** One lease call to the entry, authorized by the admin secret kept in the browser's directory. */
   async function entryLeaseCall(dir: string, change: LeaseChange): Promise<void> {
-    const [adminSecret, ready] = await Promise.all([readFile(adminSecretFile(dir), "utf8"), entryReady(dir)]);
+    const [adminSecret, ready] = await Promise.all([adminSecretOf(dir), entryReady(dir)]);
     if (!ready) throw new Error("the browser's entry has not announced its port");
     await leaseCall(`http://127.0.0.1:${ready.port}`, adminSecret, change, "the browser's entry");
   }

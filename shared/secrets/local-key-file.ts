@@ -29,7 +29,8 @@ export function localKeyFileBox(keyFile: string): SecretBox {
   };
 }
 
-async function readOrCreateKey(keyFile: string): Promise<Buffer> {
+/** The random key kept in `keyFile` (base64, mode 0600), made on first use; any number of processes may race to make it. */
+export async function readOrCreateKey(keyFile: string): Promise<Buffer> {
   const existing = await readKey(keyFile);
   if (existing) return existing;
   await mkdir(dirname(keyFile), { recursive: true, mode: 0o700 });

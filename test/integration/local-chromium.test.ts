@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { findPackageJSON } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +15,8 @@ import { chromiumProcesses } from "../support/pools.ts";
 import { tableClientAt } from "../support/stack.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "acs-local-chromium-"));
+// Open to pass through, as the service leaves its data: run as root, each browser runs as a user of its own.
+chmodSync(dataDir, 0o711);
 const root = join(dataDir, "browsers");
 const unpackDir = join(dataDir, "chromium");
 const packageVersion = (JSON.parse(readFileSync(findPackageJSON("@sparticuz/chromium", import.meta.url) as string, "utf8")) as { version: string }).version;
@@ -92,13 +94,14 @@ async function reconcile(): Promise<void> {
 }
 
 describe("local Chromium", () => {
-  it("unpacks the packaged Chromium into a directory named by its version, under its own 0700 directory, and runs it from there", async () => {
+  it("unpacks the packaged Chromium into a directory named by its version, under its own directory that only its owner may list or write, and runs it from there", async () => {
     const launched = await browsers.launch({ sessionId: "bs_unpacked", startUrl: null });
     try {
       const pid = chromiumProcesses(root).get("bs_unpacked");
       expect(pid).toBeDefined();
       expect(realpathSync(`/proc/${pid}/exe`)).toBe(executable);
-      expect(statSync(unpackDir).mode & 0o777).toBe(0o700);
+      expect(statSync(unpackDir).mode & 0o777).toBe(0o711);
+      expect(statSync(join(unpackDir, packageVersion)).mode & 0o777).toBe(0o755);
       expect(readdirSync(unpackDir)).toEqual([packageVersion]);
     } finally {
       await browsers.destroy(launched.ref);

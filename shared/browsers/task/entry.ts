@@ -8,6 +8,8 @@
  * task never holds the secret, which its launch settings would show to anyone who may read them),
  * BROWSER_TASK_CHROMIUM (the executable), and
  * optionally BROWSER_TASK_USER_DATA_DIR (a fresh temporary directory otherwise),
+ * BROWSER_TASK_CHROMIUM_UID (a user, and group of the same id, for Chromium to run as, whose home is
+ * the user data directory: the local provider gives each browser one of its own),
  * BROWSER_TASK_START_URL and BROWSER_TASK_DEVTOOLS_ID (the <id> of the DevTools path, so a launcher
  * that never reads the ready line knows the URL; random otherwise). Once it serves, it writes one
  * JSON line on stdout:
@@ -40,6 +42,7 @@ const settingsSchema = z.object({
   BROWSER_TASK_ADMIN_SECRET_SHA256: z.string().regex(/^[0-9a-f]{64}$/),
   BROWSER_TASK_CHROMIUM: z.string().min(1),
   BROWSER_TASK_USER_DATA_DIR: z.string().min(1).optional(),
+  BROWSER_TASK_CHROMIUM_UID: z.coerce.number().int().min(1).optional(),
   BROWSER_TASK_START_URL: z.string().min(1).optional(),
   BROWSER_TASK_DEVTOOLS_ID: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/).optional(),
 });
@@ -60,11 +63,15 @@ const startUrl = settings.BROWSER_TASK_START_URL ?? "about:blank";
 // Chromium runs web pages: it gets none of the entry's own settings, the admin secret least of all.
 const chromiumEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("BROWSER_TASK_")));
 const userDataDir = settings.BROWSER_TASK_USER_DATA_DIR ?? (await mkdtemp(join(tmpdir(), "browser-task-")));
+const chromiumUid = settings.BROWSER_TASK_CHROMIUM_UID;
 const chromium = spawn(
   settings.BROWSER_TASK_CHROMIUM,
   [...baseChromiumFlags, "--headless", "--remote-debugging-pipe", `--user-data-dir=${userDataDir}`, startUrl],
-  // stdout stays free for the ready line; Chromium's own log goes where the entry's does.
-  { stdio: ["ignore", "ignore", "inherit", "pipe", "pipe"], env: chromiumEnv },
+  {
+    // stdout stays free for the ready line; Chromium's own log goes where the entry's does.
+    stdio: ["ignore", "ignore", "inherit", "pipe", "pipe"],
+    ...(chromiumUid === undefined ? { env: chromiumEnv } : { uid: chromiumUid, gid: chromiumUid, env: { ...chromiumEnv, HOME: userDataDir } }),
+  },
 );
 const connection = browserConnection((onMessage) => cdpPipe(chromium.stdio[3] as Writable, chromium.stdio[4] as Readable, onMessage));
 

@@ -1,0 +1,167 @@
+import { execFile, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PoolResource, SessionResource } from "#shared/domain/pool.ts";
+import { startService } from "../support/npm-start.ts";
+import { eventually } from "../support/poll.ts";
+import { chromiumProcesses, poolApi } from "../support/pools.ts";
+
+const apiKeyScript = resolve(import.meta.dirname, "../../scripts/api-key.ts");
+const dataDir = mkdtempSync(join(tmpdir(), "acs-pool-isolation-"));
+const browserRoot = join(dataDir, "browsers");
+const children: ChildProcessWithoutNullStreams[] = [];
+const isRoot = process.getuid?.() === 0;
+/** The unprivileged user a non-root service would run as, where the tests run as root. */
+const nobody = 65534;
+
+/** Two orgs of one service, each holding a leased browser. */
+const orgs: Record<"local" | "rival", { call: ReturnType<typeof poolApi>; leased: SessionResource }> = {} as never;
+
+const browserDir = (org: keyof typeof orgs) => join(browserRoot, orgs[org].leased.session_id);
+const entryOrigin = (org: keyof typeof orgs) => `http://127.0.0.1:${new URL(orgs[org].leased.cdp_ws_url).port}`;
+
+async function leaseIn(call: ReturnType<typeof poolApi>): Promise<SessionResource> {
+  await call<PoolResource>("POST", "/browser_pools", { name: "isolated", size: 1, fill_rate_per_minute: 6000 });
+  await eventually(async () => ((await call<PoolResource>("GET", "/browser_pools/isolated")).body.available_count === 1 ? true : undefined), "the pool to fill");
+  const { status, body } = await call<SessionResource>("POST", "/browser_pools/isolated/acquire", {});
+  expect(status).toBe(200);
+  return body;
+}
+
+beforeAll(async () => {
+  const service = startService(dataDir, children);
+  const { url, apiKey } = await service.ready;
+  const minted = await promisify(execFile)(process.execPath, [apiKeyScript, "--org", "rival"], { env: { ...process.env, DATA_DIR: dataDir } });
+  const rivalKey = /\n(ak_\S+)/.exec(minted.stdout)?.[1] as string;
+  for (const [org, key] of [["local", apiKey], ["rival", rivalKey]] as const) {
+    const call = poolApi({ url, apiKey: key });
+    orgs[org] = { call, leased: await leaseIn(call) };
+  }
+});
+
+afterAll(() => {
+  for (const child of children) child.kill("SIGKILL");
+  for (const pid of chromiumProcesses(browserRoot).values()) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // Ended with the service.
+    }
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Every regular file under `dir`, its subdirectories' included. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+/** The page's content once the error page a refused navigation leads to has replaced it. */
+const settledContent = (page: Page) => eventually(() => page.content().catch(() => undefined), "the page to settle");
+
+describe("pooled browsers of two orgs on one local service", () => {
+  it("refuse their DevTools client every file: URL: the host's, the service's data, the other org's browser", async () => {
+    const targets = [
+      "/etc/hostname",
+      join(dataDir, "api-key"),
+      ...filesUnder(browserDir("rival")).filter((file) => !file.includes("/profile/")),
+    ];
+    const browser = await chromium.connectOverCDP(orgs.local.leased.cdp_ws_url);
+    try {
+      const page = await (browser.contexts()[0] ?? (await browser.newContext())).newPage();
+      for (const file of targets) {
+        const url = pathToFileURL(file).href;
+        await expect(page.goto(url).then((response) => `${url} answered ${response?.status()}`)).rejects.toThrow(/ERR_ACCESS_DENIED/);
+        const content = readFileSync(file, "utf8").trim();
+        if (content) expect(await settledContent(page)).not.toContain(content);
+      }
+      await expect(page.goto(pathToFileURL(browserRoot).href)).rejects.toThrow(/ERR_ACCESS_DENIED/);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it("keep in no file under the browsers' directory a secret that any browser's entry takes for its admin", async () => {
+    const candidates = new Set<string>();
+    for (const file of filesUnder(browserRoot)) {
+      for (const word of readFileSync(file, "latin1").match(/[A-Za-z0-9_-]{20,}/g) ?? []) candidates.add(word);
+    }
+    expect(candidates.size).toBeGreaterThan(0);
+    for (const org of ["local", "rival"] as const) {
+      // The entry answers its health only to its admin: a bearer it takes would answer 200.
+      const statuses = new Set<number>();
+      for (const candidate of candidates) {
+        statuses.add((await fetch(`${entryOrigin(org)}/health`, { headers: { authorization: `Bearer ${candidate}` } })).status);
+      }
+      expect([...statuses], org).toEqual([401]);
+    }
+    // The service itself still reaches both: each lease is released through its entry.
+    for (const org of ["local", "rival"] as const) {
+      const { status } = await orgs[org].call("POST", "/browser_pools/isolated/release", { session_id: orgs[org].leased.session_id, reuse: true });
+      expect(status).toBe(204);
+      orgs[org].leased = await orgs[org].call<SessionResource>("POST", "/browser_pools/isolated/acquire", {}).then(({ body }) => body);
+    }
+  });
+
+  it.runIf(isRoot)("run each Chromium as a user of its own, who cannot read the service's data nor the other browser, nor signal it", async () => {
+    const processes = chromiumProcesses(browserRoot);
+    const uidOf = (org: keyof typeof orgs) => {
+      const status = readFileSync(`/proc/${processes.get(orgs[org].leased.session_id)}/status`, "utf8");
+      return Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+    };
+    const [localUid, rivalUid] = [uidOf("local"), uidOf("rival")];
+    expect(localUid).not.toBe(0);
+    expect(rivalUid).not.toBe(0);
+    expect(localUid).not.toBe(rivalUid);
+
+    const attempts = {
+      listDataDir: ["readdir", dataDir],
+      listBrowsers: ["readdir", browserRoot],
+      apiKey: ["readFile", join(dataDir, "api-key")],
+      adminKey: ["readFile", join(browserRoot, ".admin-key")],
+      dynamodb: ["readdir", join(dataDir, "dynamodb")],
+      s3: ["readdir", join(dataDir, "s3")],
+      rivalProfile: ["readdir", join(browserDir("rival"), "profile")],
+      rivalEntry: ["readFile", join(browserDir("rival"), "entry.out")],
+      rivalRecord: ["readFile", join(browserDir("rival"), "browser.json")],
+      ownEntry: ["readFile", join(browserDir("local"), "entry.out")],
+    };
+    const probe = `
+      const fs = require("node:fs");
+      const outcome = {};
+      for (const [name, [call, path]] of Object.entries(${JSON.stringify(attempts)})) {
+        try { fs[call + "Sync"](path); outcome[name] = "read"; } catch (error) { outcome[name] = error.code; }
+      }
+      try { process.kill(${processes.get(orgs.rival.leased.session_id)}, 0); outcome.signalRival = "sent"; } catch (error) { outcome.signalRival = error.code; }
+      process.stdout.write(JSON.stringify(outcome));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ["-e", probe], { uid: localUid, gid: localUid, cwd: "/" });
+
+    expect(JSON.parse(stdout)).toEqual({ ...Object.fromEntries(Object.keys(attempts).map((name) => [name, "EACCES"])), signalRival: "EPERM" });
+    expect(statSync(join(browserDir("local"), "profile")).uid).toBe(localUid);
+  });
+
+  it("refuse to mint a key for a second org where the browsers cannot be isolated", async () => {
+    // A service run by an ordinary user, on data of that user's.
+    const ownDataDir = mkdtempSync(join(tmpdir(), "acs-pool-unisolated-"));
+    try {
+      if (isRoot) chownSync(ownDataDir, nobody, nobody);
+      chmodSync(ownDataDir, 0o700);
+      const minting = promisify(execFile)(process.execPath, [apiKeyScript, "--org", "second"], {
+        env: { ...process.env, DATA_DIR: ownDataDir },
+        ...(isRoot ? { uid: nobody, gid: nobody } : {}),
+      });
+
+      await expect(minting).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/no key minted for the org 'second': pooled browsers run as this service's user/) });
+      expect(readdirSync(ownDataDir)).toEqual([]);
+    } finally {
+      rmSync(ownDataDir, { recursive: true, force: true });
+    }
+  });
+});
