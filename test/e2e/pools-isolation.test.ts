@@ -164,4 +164,23 @@ describe("pooled browsers of two orgs on one local service", () => {
       rmSync(ownDataDir, { recursive: true, force: true });
     }
   });
+
+  it("say so at the start of a service whose browsers cannot be isolated, which then mints no key for a second org", async () => {
+    // A DATA_DIR under a directory no other user may pass through.
+    const closed = mkdtempSync(join(tmpdir(), "acs-pool-closed-"));
+    const closedDataDir = join(closed, "data");
+    try {
+      const service = startService(closedDataDir, children, ["--no-demo"]);
+      await service.ready;
+      const minting = promisify(execFile)(process.execPath, [apiKeyScript, "--org", "second"], { env: { ...process.env, DATA_DIR: closedDataDir } });
+      await expect(minting).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/no key minted for the org 'second'/) });
+      service.child.kill("SIGINT");
+      await service.exited;
+
+      expect(service.output()).toMatch(/Warning: pooled browsers (cannot run each as a user of its own|run as this service's user)/);
+      expect(service.output()).toContain("this service is for the org 'local' alone");
+    } finally {
+      rmSync(closed, { recursive: true, force: true });
+    }
+  });
 });
