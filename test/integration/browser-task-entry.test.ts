@@ -4,13 +4,13 @@ import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { chromium, type Page } from "playwright-core";
+import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { startBrowserTaskEntry, titleOverCdp, type BrowserTaskEntry } from "../support/browser-task-entry.ts";
 import { loginChromiumForTests } from "../support/login-chromium.ts";
 import { eventually } from "../support/poll.ts";
-import { startTestSite, upgradeStatus } from "../support/pools.ts";
+import { settledContent, startTestSite, upgradeStatus } from "../support/pools.ts";
 import { sha256Hex } from "#shared/browsers/task/digest.ts";
 
 const adminSecret = randomBytes(32).toString("base64url");
@@ -22,16 +22,16 @@ let entry: BrowserTaskEntry;
 let port: number;
 let devtoolsPath: string;
 /** A file any process may read, holding a marker no page may show. */
-const localFile = { dir: "", url: "", marker: randomBytes(16).toString("hex") };
+const localFile = { dir: "", path: "", url: "", marker: randomBytes(16).toString("hex") };
 
 beforeAll(async () => {
   executables = await loginChromiumForTests();
   site = await startTestSite("<html><head><title>through the proxy</title></head><body>ok</body></html>");
   localFile.dir = await mkdtemp(join(tmpdir(), "acs-local-file-"));
   await chmod(localFile.dir, 0o755);
-  const file = join(localFile.dir, "readable.txt");
-  await writeFile(file, localFile.marker, { mode: 0o644 });
-  localFile.url = pathToFileURL(file).href;
+  localFile.path = join(localFile.dir, "readable.txt");
+  await writeFile(localFile.path, localFile.marker, { mode: 0o644 });
+  localFile.url = pathToFileURL(localFile.path).href;
   entry = await startBrowserTaskEntry({ chromium: executables.executablePath, adminSecret, devtoolsId });
   ({ port, devtoolsPath } = entry);
 });
@@ -132,9 +132,6 @@ function listeningPorts(pids: number[]): number[] {
   }
   return [...ports];
 }
-
-/** The page's content once the error page a refused navigation leads to has replaced it. */
-const settledContent = (page: Page) => eventually(() => page.content().catch(() => undefined), "the page to settle");
 
 describe("the browser task's entry, run locally", () => {
   it("serves DevTools on the path of the id its launcher chose", () => {
@@ -258,6 +255,27 @@ describe("the browser task's entry, run locally", () => {
       await session.send("Fetch.enable", { patterns: [{ urlPattern: "file:*" }] });
       await expect(defaultPage.goto(localFile.url)).rejects.toThrow(/ERR_ACCESS_DENIED/);
       expect(await settledContent(defaultPage)).not.toContain(localFile.marker);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it("refuses its client the commands that hand a page a file of the machine's by its path", async () => {
+    const token = newToken();
+    await grant(token);
+    const browser = await chromium.connectOverCDP(devtoolsUrl(token));
+    try {
+      const page = await (browser.contexts()[0] ?? (await browser.newContext())).newPage();
+      await page.setContent('<input type="file" id="upload">');
+      const session = await page.context().newCDPSession(page);
+      const { root } = await session.send("DOM.getDocument");
+      const { nodeId } = await session.send("DOM.querySelector", { nodeId: root.nodeId, selector: "#upload" });
+
+      await expect(session.send("DOM.setFileInputFiles", { nodeId, files: [localFile.path] })).rejects.toThrow(/refuses commands that hand a page files/);
+      await expect(
+        session.send("Input.dispatchDragEvent", { type: "dragEnter", x: 1, y: 1, data: { items: [], files: [localFile.path], dragOperationsMask: 1 } }),
+      ).rejects.toThrow(/refuses commands that hand a page files/);
+      expect(await page.locator("#upload").evaluate((input) => (input as unknown as { files: { length: number } }).files.length)).toBe(0);
     } finally {
       await browser.close();
     }

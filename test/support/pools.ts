@@ -1,8 +1,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Page } from "playwright-core";
 import { WebSocket } from "ws";
 import type { LocalStack } from "../../infra/local/stack.ts";
+import { eventually } from "./poll.ts";
 
 /** JSON over the local gateway with the stack's key; answers status, headers and parsed body. */
 export function poolApi(stack: Pick<LocalStack, "url" | "apiKey">) {
@@ -90,3 +92,6 @@ export async function startTestSite(html: string): Promise<{ url: string; stop()
     stop: () => new Promise((closed) => server.close(() => closed())),
   };
 }
+
+/** The page's content once the error page a refused navigation leads to has replaced it. */
+export const settledContent = (page: Page) => eventually(() => page.content().catch(() => undefined), "the page to settle");

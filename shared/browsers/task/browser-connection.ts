@@ -8,7 +8,7 @@ export interface DevToolsClient {
 export interface CdpMessage {
   id?: number;
   method?: string;
-  params?: { sessionId?: string; targetId?: string; requestId?: string };
+  params?: { sessionId?: string; targetId?: string; requestId?: string; data?: { files?: unknown[] } };
   sessionId?: string;
   result?: unknown;
   error?: { message?: string };
@@ -74,6 +74,15 @@ export function browserConnection(connect: (onMessage: (message: string) => void
     return message.method === "Target.detachFromTarget" && message.params?.sessionId === undefined;
   }
 
+  /**
+   * A command that has Chromium read files by their path on this machine and give them to a page
+   * (a file input's files, a drag's): past the refusal of file: URLs, the client would read them.
+   */
+  function readsLocalFiles(message: CdpMessage): boolean {
+    if (message.method === "DOM.setFileInputFiles") return true;
+    return message.method === "Input.dispatchDragEvent" && (message.params?.data?.files?.length ?? 0) > 0;
+  }
+
   function send(message: CdpMessage): number {
     lastId += 1;
     pipe.send(JSON.stringify({ ...message, id: lastId }));
@@ -113,10 +122,14 @@ export function browserConnection(connect: (onMessage: (message: string) => void
         return;
       }
       if (typeof message.id !== "number") return;
-      if (addressesOwnSession(message)) {
+      const refused = addressesOwnSession(message)
+        ? "this session is the browser task's own"
+        : readsLocalFiles(message)
+          ? "the browser task refuses commands that hand a page files of the machine it runs on"
+          : undefined;
+      if (refused) {
         // Answered on the session it was sent on, as Chromium answers, or the client cannot match it.
-        const refusal = { id: message.id, sessionId: message.sessionId, error: { code: -32000, message: "this session is the browser task's own" } };
-        from.send(JSON.stringify(refusal));
+        from.send(JSON.stringify({ id: message.id, sessionId: message.sessionId, error: { code: -32000, message: refused } }));
         return;
       }
       clientCalls.set(send({ ...message }), { client: from, id: message.id });
