@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import * as z from "zod/mini";
@@ -54,6 +54,8 @@ if (running) {
 
 mkdirSync(dataDir, { recursive: true });
 writeFileSync(lockFile, JSON.stringify({ pid: process.pid, url: "starting" }));
+// Private, as the rest of the data (a crashed run's file included): the stand-ins' endpoints are no business of a pooled browser.
+chmodSync(lockFile, 0o600);
 
 let stack: Awaited<ReturnType<typeof startLocalStack>> | undefined;
 let demo: DemoSite | undefined;

@@ -123,6 +123,7 @@ describe("pooled browsers of two orgs on one local service", () => {
       listDataDir: ["readdir", dataDir],
       listBrowsers: ["readdir", browserRoot],
       apiKey: ["readFile", join(dataDir, "api-key")],
+      running: ["readFile", join(dataDir, "running.json")],
       adminKey: ["readFile", join(browserRoot, ".admin-key")],
       dynamodb: ["readdir", join(dataDir, "dynamodb")],
       s3: ["readdir", join(dataDir, "s3")],
