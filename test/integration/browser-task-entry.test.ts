@@ -10,7 +10,7 @@ import { WebSocket } from "ws";
 import { startBrowserTaskEntry, titleOverCdp, type BrowserTaskEntry } from "../support/browser-task-entry.ts";
 import { loginChromiumForTests } from "../support/login-chromium.ts";
 import { eventually } from "../support/poll.ts";
-import { settledContent, startTestSite, upgradeStatus } from "../support/pools.ts";
+import { settledContent, startLoopbackSite, startTestSite, upgradeStatus } from "../support/pools.ts";
 import { sha256Hex } from "#shared/browsers/task/digest.ts";
 
 const adminSecret = randomBytes(32).toString("base64url");
@@ -18,6 +18,9 @@ const devtoolsId = "bs_entry_test";
 
 let executables: Awaited<ReturnType<typeof loginChromiumForTests>>;
 let site: Awaited<ReturnType<typeof startTestSite>>;
+/** A listener of the launcher's own, whose port the entry is told to deny, and a site it is not. */
+let deniedSite: Awaited<ReturnType<typeof startLoopbackSite>>;
+let allowedSite: Awaited<ReturnType<typeof startLoopbackSite>>;
 let entry: BrowserTaskEntry;
 let port: number;
 let devtoolsPath: string;
@@ -32,13 +35,23 @@ beforeAll(async () => {
   localFile.path = join(localFile.dir, "readable.txt");
   await writeFile(localFile.path, localFile.marker, { mode: 0o644 });
   localFile.url = pathToFileURL(localFile.path).href;
-  entry = await startBrowserTaskEntry({ chromium: executables.executablePath, adminSecret, devtoolsId });
+  [deniedSite, allowedSite] = await Promise.all([startLoopbackSite(), startLoopbackSite()]);
+  entry = await startBrowserTaskEntry({
+    chromium: executables.executablePath,
+    environment: {
+      BROWSER_TASK_ADMIN_SECRET_SHA256: sha256Hex(adminSecret),
+      BROWSER_TASK_DEVTOOLS_ID: devtoolsId,
+      BROWSER_TASK_DENIED_PORTS: `1,${deniedSite.port}`,
+    },
+  });
   ({ port, devtoolsPath } = entry);
 });
 
 afterAll(async () => {
   await entry?.dispose();
   await site?.stop();
+  await deniedSite?.stop();
+  await allowedSite?.stop();
   if (localFile.dir) await rm(localFile.dir, { recursive: true, force: true });
   await executables?.dispose();
 });
@@ -255,6 +268,49 @@ describe("the browser task's entry, run locally", () => {
       await session.send("Fetch.enable", { patterns: [{ urlPattern: "file:*" }] });
       await expect(defaultPage.goto(localFile.url)).rejects.toThrow(/ERR_ACCESS_DENIED/);
       expect(await settledContent(defaultPage)).not.toContain(localFile.marker);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it("refuses every request to a denied port, whatever names the host, from a page or its client, and through a redirect", async () => {
+    const token = newToken();
+    await grant(token);
+    const denied = (host: string) => `http://${host}:${deniedSite.port}/ok`;
+    const browser = await chromium.connectOverCDP(devtoolsUrl(token));
+    try {
+      const context = browser.contexts()[0] ?? (await browser.newContext());
+      const navigated = await context.newPage();
+      for (const url of [denied("127.0.0.1"), denied("localhost"), `${allowedSite.origin}/redirect?to=${encodeURIComponent(denied("localhost"))}`]) {
+        await expect(navigated.goto(url).then((response) => `${url} answered ${response?.status()}`)).rejects.toThrow(/ERR_ACCESS_DENIED/);
+      }
+      // A page of its own: the error page of the last refusal may still replace the one above.
+      const page = await context.newPage();
+      await page.goto(`${allowedSite.origin}/page`);
+      const requests = {
+        allowed: `${allowedSite.origin}/ok`,
+        "allowed, the denied port in its path": `${allowedSite.origin}/ok/:${deniedSite.port}/`,
+        "by 127.0.0.1": denied("127.0.0.1"),
+        "by localhost": denied("localhost"),
+        "through a redirect": `${allowedSite.origin}/redirect?to=${encodeURIComponent(denied("localhost"))}`,
+      };
+      const outcomes = await page.evaluate(
+        (requests) =>
+          Promise.all(
+            Object.entries(requests).map(([name, url]) =>
+              fetch(url).then(
+                async (response) => [name, `answered: ${await response.text()}`],
+                (error: unknown) => [name, `refused: ${String(error)}`],
+              ),
+            ),
+          ).then(Object.fromEntries),
+        requests,
+      );
+
+      expect(outcomes).toEqual(
+        Object.fromEntries(Object.keys(requests).map((name) => [name, name.startsWith("allowed") ? "answered: allowed" : expect.stringMatching(/^refused: /)])),
+      );
+      expect(deniedSite.requests()).toBe(0);
     } finally {
       await browser.close();
     }

@@ -95,3 +95,31 @@ export async function startTestSite(html: string): Promise<{ url: string; stop()
 
 /** The page's content once the error page a refused navigation leads to has replaced it. */
 export const settledContent = (page: Page) => eventually(() => page.content().catch(() => undefined), "the page to settle");
+
+/**
+ * A loopback site: `/ok…` answers "allowed" to any origin, `/redirect?to=` redirects there, any
+ * other path is a page; `requests` counts what reached it.
+ */
+export async function startLoopbackSite(): Promise<{ origin: string; port: number; requests(): number; stop(): Promise<void> }> {
+  let requests = 0;
+  const server = createServer((request, response) => {
+    requests += 1;
+    const url = new URL(request.url ?? "/", "http://127.0.0.1");
+    if (url.pathname === "/redirect") {
+      response.writeHead(302, { location: url.searchParams.get("to") ?? "/ok" }).end();
+      return;
+    }
+    response.writeHead(200, { "content-type": "text/html", "access-control-allow-origin": "*" }).end(url.pathname.startsWith("/ok") ? "allowed" : "<p>a page</p>");
+  });
+  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    port,
+    requests: () => requests,
+    stop: () => {
+      server.closeAllConnections();
+      return new Promise((closed) => server.close(() => closed()));
+    },
+  };
+}

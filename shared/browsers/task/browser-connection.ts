@@ -8,7 +8,7 @@ export interface DevToolsClient {
 export interface CdpMessage {
   id?: number;
   method?: string;
-  params?: { sessionId?: string; targetId?: string; requestId?: string; data?: { files?: unknown[] } };
+  params?: { sessionId?: string; targetId?: string; requestId?: string; request?: { url?: string }; data?: { files?: unknown[] } };
   sessionId?: string;
   result?: unknown;
   error?: { message?: string };

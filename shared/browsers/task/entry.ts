@@ -10,8 +10,10 @@
  * optionally BROWSER_TASK_USER_DATA_DIR (a fresh temporary directory otherwise),
  * BROWSER_TASK_CHROMIUM_UID (a user, and group of the same id, for Chromium to run as, whose home is
  * the user data directory: the local provider gives each browser one of its own),
- * BROWSER_TASK_START_URL and BROWSER_TASK_DEVTOOLS_ID (the <id> of the DevTools path, so a launcher
- * that never reads the ready line knows the URL; random otherwise). Once it serves, it writes one
+ * BROWSER_TASK_START_URL, BROWSER_TASK_DEVTOOLS_ID (the <id> of the DevTools path, so a launcher
+ * that never reads the ready line knows the URL; random otherwise) and BROWSER_TASK_DENIED_PORTS
+ * (comma-separated ports no request of Chromium may go to, on any host: the local provider's own
+ * unauthenticated listeners on this machine). Once it serves, it writes one
  * JSON line on stdout:
  * `{"ready":{"port":...,"devtools_path":"/devtools/browser/<id>","chromium_pid":...}}`.
  * It reads no arguments: a launcher may add some to tell the process apart by its command line (the
@@ -34,6 +36,7 @@ import { z } from "zod";
 import { baseChromiumFlags } from "../chromium-flags.ts";
 import { browserConnection } from "./browser-connection.ts";
 import { cdpPipe } from "./cdp-pipe.ts";
+import { deniedRequest, deniedRequestPatterns } from "./denied-requests.ts";
 import { leaseProxy } from "./lease-proxy.ts";
 
 const settingsSchema = z.object({
@@ -45,6 +48,12 @@ const settingsSchema = z.object({
   BROWSER_TASK_CHROMIUM_UID: z.coerce.number().int().min(1).optional(),
   BROWSER_TASK_START_URL: z.string().min(1).optional(),
   BROWSER_TASK_DEVTOOLS_ID: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/).optional(),
+  BROWSER_TASK_DENIED_PORTS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/)
+    .transform((ports) => ports.split(",").map(Number))
+    .pipe(z.array(z.number().int().min(1).max(65_535)))
+    .optional(),
 });
 
 const startTimeoutMs = 20_000;
@@ -138,20 +147,28 @@ async function resetPages(): Promise<void> {
 }
 
 /**
- * Fails every request for a file: URL, in every page, frame and worker of every context, whoever
- * asks (a client's navigation, a page's own link or frame, view-source:): the browser runs web pages
- * for its lease's holder, and the machine's files are none of theirs. Headless Chromium reads no
- * policy (no URLBlocklist), so the entry intercepts them on a browser-wide session of its own, which
- * no client can address or switch off.
+ * Fails every request for a file: URL, and every request to a port of BROWSER_TASK_DENIED_PORTS
+ * whatever names the host (127.0.0.1, localhost, another loopback address, a DNS name that resolves
+ * to one), in every page, frame and worker of every context, redirects included, whoever asks (a
+ * client's navigation, a page's own link, frame or fetch, view-source:): the browser runs web pages
+ * for its lease's holder, and the machine's files and the service's own listeners are none of
+ * theirs. Headless Chromium reads no policy (no URLBlocklist), so the entry intercepts them on a
+ * browser-wide session of its own, which no client can address or switch off.
  */
-async function refuseLocalFiles(): Promise<void> {
+async function refuseLocalRequests(): Promise<void> {
+  const deniedPorts = settings.BROWSER_TASK_DENIED_PORTS ?? [];
   const { sessionId } = (await connection.call("Target.attachToBrowserTarget")) as { sessionId: string };
   connection.own(sessionId, (event) => {
     if (event.method !== "Fetch.requestPaused") return;
+    const requestId = event.params?.requestId;
+    const url = event.params?.request?.url ?? "";
     // A request whose page closed meanwhile cannot be failed any more, nor needs to be.
-    connection.call("Fetch.failRequest", { requestId: event.params?.requestId, errorReason: "AccessDenied" }, sessionId).catch(() => {});
+    const decided = deniedRequest(url, deniedPorts)
+      ? connection.call("Fetch.failRequest", { requestId, errorReason: "AccessDenied" }, sessionId)
+      : connection.call("Fetch.continueRequest", { requestId }, sessionId);
+    decided.catch(() => {});
   });
-  await connection.call("Fetch.enable", { patterns: [{ urlPattern: "file:*" }] }, sessionId);
+  await connection.call("Fetch.enable", { patterns: deniedRequestPatterns(deniedPorts) }, sessionId);
 }
 
 if (!(await chromiumUp(startTimeoutMs))) {
@@ -159,7 +176,7 @@ if (!(await chromiumUp(startTimeoutMs))) {
   chromium.kill("SIGKILL");
   process.exit(1);
 }
-await refuseLocalFiles();
+await refuseLocalRequests();
 
 const devtoolsPath = `/devtools/browser/${settings.BROWSER_TASK_DEVTOOLS_ID ?? randomUUID()}`;
 const proxy = leaseProxy({
