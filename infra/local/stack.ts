@@ -100,8 +100,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const stepFunctions = await startLocalStepFunctions({ stateMachineArn: config.STATE_MACHINE_ARN, timeScale: config.LOCAL_TIME_SCALE });
     standIns.push(stepFunctions);
     process.env.SFN_ENDPOINT = stepFunctions.endpoint;
+    // The stand-ins answer whoever reaches them (the gateway asks for a key): no browser's page may.
+    const deniedPorts = [dynamo.endpoint, s3.endpoint, stepFunctions.endpoint].map((endpoint) => Number(new URL(endpoint).port));
     provideLocalBrowsers((config) =>
-      localChromium({ root: config.BROWSER_DATA_DIR ?? browserDir, unpackDir: chromiumDir, executable: config.BROWSER_EXECUTABLE }),
+      localChromium({ root: config.BROWSER_DATA_DIR ?? browserDir, unpackDir: chromiumDir, executable: config.BROWSER_EXECUTABLE, deniedPorts }),
     );
     let loginChromium: Promise<string> | undefined;
     provideLocalLoginChromium(() => (loginChromium ??= config.BROWSER_EXECUTABLE ? Promise.resolve(config.BROWSER_EXECUTABLE) : unpackedChromium(chromiumDir)));

@@ -26,6 +26,11 @@ export interface LocalChromiumOptions {
   unpackDir: string;
   /** Another Chromium than the one `@sparticuz/chromium` ships. */
   executable?: string;
+  /**
+   * The ports of this service's own listeners that answer without authentication (its database and
+   * object store stand-ins, say): no request of a browser may go to them, on any host.
+   */
+  deniedPorts?: readonly number[];
 }
 
 /** Each browser runs behind its own browser-task entry, which the provider launches and tracks. */
@@ -343,7 +348,14 @@ async function awaitExit(running: () => Promise<boolean>, what: string): Promise
  * What the entry runs on: only the settings it needs and the basics of a process. The service's
  * own environment (its keys for the stand-ins, say) has no business in a browser that runs web pages.
  */
-function entryEnvironment(dir: string, spec: LaunchSpec, executable: string, adminSecret: string, chromiumUid: number | undefined): NodeJS.ProcessEnv {
+function entryEnvironment(
+  dir: string,
+  spec: LaunchSpec,
+  executable: string,
+  adminSecret: string,
+  chromiumUid: number | undefined,
+  deniedPorts: readonly number[],
+): NodeJS.ProcessEnv {
   const basics = Object.fromEntries(["PATH", "HOME", "TMPDIR", "LANG", "TZ"].flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]]])));
   return {
     ...basics,
@@ -354,6 +366,7 @@ function entryEnvironment(dir: string, spec: LaunchSpec, executable: string, adm
     BROWSER_TASK_USER_DATA_DIR: profileDir(dir),
     ...(chromiumUid === undefined ? {} : { BROWSER_TASK_CHROMIUM_UID: String(chromiumUid) }),
     ...(spec.startUrl === null ? {} : { BROWSER_TASK_START_URL: spec.startUrl }),
+    ...(deniedPorts.length === 0 ? {} : { BROWSER_TASK_DENIED_PORTS: deniedPorts.join(",") }),
   };
 }
 
@@ -449,7 +462,7 @@ export function localChromium(options: LocalChromiumOptions): BrowserProvider {
       const child = spawn(process.execPath, entryArgs(dir), {
         detached: true,
         stdio: ["ignore", output.fd, logFile.fd],
-        env: entryEnvironment(dir, spec, executable, adminSecret, chromiumUid),
+        env: entryEnvironment(dir, spec, executable, adminSecret, chromiumUid, options.deniedPorts ?? []),
       });
       const pid = await new Promise<number>((started, failed) => {
         child.once("spawn", () => started(child.pid as number));

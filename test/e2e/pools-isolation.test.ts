@@ -7,9 +7,10 @@ import { promisify } from "node:util";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PoolResource, SessionResource } from "#shared/domain/pool.ts";
+import { runningInstance } from "../../infra/local/running.ts";
 import { startService } from "../support/npm-start.ts";
 import { eventually } from "../support/poll.ts";
-import { chromiumProcesses, poolApi, settledContent } from "../support/pools.ts";
+import { chromiumProcesses, poolApi, settledContent, startLoopbackSite } from "../support/pools.ts";
 
 const apiKeyScript = resolve(import.meta.dirname, "../../scripts/api-key.ts");
 const dataDir = mkdtempSync(join(tmpdir(), "acs-pool-isolation-"));
@@ -83,6 +84,64 @@ describe("pooled browsers of two orgs on one local service", () => {
       await expect(page.goto(pathToFileURL(browserRoot).href)).rejects.toThrow(/ERR_ACCESS_DENIED/);
     } finally {
       await browser.close();
+    }
+  });
+
+  it("refuse their pages every request to the service's own stand-ins, by any name of the host and through a redirect", async () => {
+    const running = runningInstance(dataDir);
+    const standIns = { dynamodb: running?.dynamoEndpoint as string, s3: running?.s3Endpoint as string };
+    expect(Object.values(standIns)).toEqual([expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/)]);
+    const site = await startLoopbackSite();
+    // Any credentials will do for DynamoDB Local. Whether a page may read an answer rests on CORS
+    // headers: the opaque (no-cors) requests show whether a request reaches the port at all.
+    const scan = {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-amz-json-1.0",
+        "x-amz-target": "DynamoDB_20120810.Scan",
+        authorization: "AWS4-HMAC-SHA256 Credential=page/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=00",
+      },
+      body: JSON.stringify({ TableName: "auth-connections" }),
+    };
+    const opaque = { mode: "no-cors" };
+    const requests: Record<string, [string, object]> = { allowed: [`${site.origin}/ok`, {}] };
+    for (const host of ["127.0.0.1", "localhost"]) {
+      const at = (endpoint: string) => endpoint.replace("127.0.0.1", host);
+      requests[`allowed by ${host}`] = [`${at(site.origin)}/ok`, {}];
+      requests[`DynamoDB scan by ${host}`] = [`${at(standIns.dynamodb)}/`, scan];
+      requests[`DynamoDB by ${host}`] = [`${at(standIns.dynamodb)}/`, opaque];
+      requests[`s3rver bucket by ${host}`] = [`${at(standIns.s3)}/auth-connection-profiles`, opaque];
+      requests[`s3rver by a redirect to ${host}`] = [`${site.origin}/redirect?to=${encodeURIComponent(`${at(standIns.s3)}/auth-connection-profiles`)}`, opaque];
+      requests[`DynamoDB by a redirect to ${host}`] = [`${site.origin}/redirect?to=${encodeURIComponent(`${at(standIns.dynamodb)}/`)}`, opaque];
+    }
+    const browser = await chromium.connectOverCDP(orgs.local.leased.cdp_ws_url);
+    try {
+      const page = await (browser.contexts()[0] ?? (await browser.newContext())).newPage();
+      await page.goto(`${site.origin}/page`);
+      const outcomes = await page.evaluate(
+        (requests) =>
+          Promise.all(
+            Object.entries(requests).map(([name, [url, init]]) =>
+              fetch(url, init as RequestInit)
+                .then((response) => response.text())
+                .then(
+                  (text) => [name, `answered: ${text}`],
+                  (error: unknown) => [name, `refused: ${String(error)}`],
+                ),
+            ),
+          ).then(Object.fromEntries),
+        requests,
+      );
+
+      expect(outcomes).toEqual(
+        Object.fromEntries(Object.keys(requests).map((name) => [name, name.startsWith("allowed") ? "answered: allowed" : expect.stringMatching(/^refused: /)])),
+      );
+      for (const url of [`${standIns.s3}/auth-connection-profiles`, `${site.origin}/redirect?to=${encodeURIComponent(`${standIns.dynamodb.replace("127.0.0.1", "localhost")}/`)}`]) {
+        await expect(page.goto(url).then((response) => `${url} answered ${response?.status()}`)).rejects.toThrow(/ERR_ACCESS_DENIED/);
+      }
+    } finally {
+      await browser.close();
+      await site.stop();
     }
   });
 
