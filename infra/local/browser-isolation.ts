@@ -20,7 +20,7 @@ export function localBrowserIsolationProblem(dataDir: string | undefined): Promi
 /** What `npm start` and `npm run api-key` say when browsers are not isolated from one another. */
 export const oneOrgOnly = (problem: string) =>
   `${problem}.\nA browser leased by one org could then read the other orgs' browsers and this service's data: ` +
-  "this service is for the org 'local' alone, and `npm run api-key -- --org` refuses any other (see docs/operations.md).";
+  "this service is for the org 'local' alone: it refuses every other org's key (403), and `npm run api-key -- --org` mints none (see docs/security.md).";
 
 /**
  * Leaves DATA_DIR open to pass through (each browser's user reaches its profile and Chromium in

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { AppError, BadRequestError, dependencyOutageMessage, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from "#shared/domain/errors.ts";
+import { AppError, BadRequestError, dependencyOutageMessage, ForbiddenError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from "#shared/domain/errors.ts";
 import { allowedOrigins, gatewayCorsHeaders } from "#shared/http/cors.ts";
 import { maxJsonBodyBytes } from "#shared/http/handler.ts";
 import { errorResponse } from "#shared/http/responses.ts";
@@ -37,7 +37,12 @@ function pathPattern(path: string): RegExp {
  * Plays API Gateway for the local runtime: each HTTP request becomes a REST API proxy event, goes
  * through the same authorizer and handler files that CDK deploys, and the result is written back.
  */
-export async function startGateway(options: { port: number; host?: string }): Promise<{ url: string; server: Server }> {
+export async function startGateway(options: {
+  port: number;
+  host?: string;
+  /** The one org served: any other org's credential is refused (a machine whose browsers are not isolated). */
+  onlyOrg?: string;
+}): Promise<{ url: string; server: Server }> {
   const mounted: MountedRoute[] = await Promise.all(
     routes.map(async (route) => ({ route, pattern: pathPattern(route.path), handler: await loadHandler<MountedRoute["handler"]>(route.handler) })),
   );
@@ -107,6 +112,10 @@ export async function startGateway(options: { port: number; host?: string }): Pr
     if (!unauthenticated && !authorizerContext) {
       await drain(request);
       return gatewayError(new UnauthorizedError(), requestId);
+    }
+    if (options.onlyOrg !== undefined && authorizerContext && authorizerContext.org !== options.onlyOrg) {
+      await drain(request);
+      return gatewayError(new ForbiddenError(`this service serves the org '${options.onlyOrg}' alone: its pooled browsers are not isolated from one another (docs/security.md)`), requestId);
     }
     const limit = match.entry.route.maxBodyBytes ?? maxJsonBodyBytes;
     const body = await readBody(request, limit);

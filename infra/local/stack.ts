@@ -30,6 +30,11 @@ export interface LocalStackOptions {
   dynamoEndpoint?: string;
   /** Use an already running s3rver (tests share one) instead of starting one. */
   s3Endpoint?: string;
+  /**
+   * Serve the org `local` alone where pooled browsers cannot be isolated from one another (npm
+   * start); tests, which run many orgs on loopback, leave it off.
+   */
+  oneOrgUnlessIsolated?: boolean;
   /** Workflow settings for tests (otherwise LOCAL_TIME_SCALE and WORKFLOW_MAX_ITERATIONS from the environment). */
   workflow?: { timeScale?: number; maxIterations?: number };
 }
@@ -109,7 +114,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     provideLocalLoginChromium(() => (loginChromium ??= config.BROWSER_EXECUTABLE ? Promise.resolve(config.BROWSER_EXECUTABLE) : unpackedChromium(chromiumDir)));
     const apiKey = options.apiKey ?? persistentApiKey(options.dataDir);
     await services().apiKeys.register(localOrg, apiKey);
-    const gateway = await startGateway({ port: options.port });
+    const browserIsolationProblem = await localBrowserIsolationProblem(options.dataDir);
+    const gateway = await startGateway({ port: options.port, onlyOrg: options.oneOrgUnlessIsolated && browserIsolationProblem ? localOrg : undefined });
     await resumeWorkflows();
     const poolSupervisor = startPoolSupervisor(services().poolFiller);
     return {
@@ -119,7 +125,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       s3Endpoint: s3.endpoint,
       sfnEndpoint: stepFunctions.endpoint,
       tableName,
-      browserIsolationProblem: await localBrowserIsolationProblem(options.dataDir),
+      browserIsolationProblem,
       async stop() {
         gateway.server.closeAllConnections();
         await new Promise((done) => gateway.server.close(done));

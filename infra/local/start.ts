@@ -60,7 +60,7 @@ chmodSync(lockFile, 0o600);
 let stack: Awaited<ReturnType<typeof startLocalStack>> | undefined;
 let demo: DemoSite | undefined;
 try {
-  stack = await startLocalStack({ port: PORT, dataDir, apiKey: LOCAL_API_KEY });
+  stack = await startLocalStack({ port: PORT, dataDir, apiKey: LOCAL_API_KEY, oneOrgUnlessIsolated: true });
 } catch (error) {
   rmSync(lockFile, { force: true });
   const message = error instanceof Error ? error.message : String(error);

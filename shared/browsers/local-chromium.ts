@@ -263,7 +263,7 @@ export async function unpackedChromium(root: string): Promise<string> {
   await chmod(root, 0o711);
   const versionDir = join(root, await chromiumPackageVersion());
   if (!(await exists(versionDir))) await unpackInto(versionDir);
-  // The directory (a temporary one) and the binary are made 0700: each browser's own user runs them.
+  // The package makes the directory (a temporary one) and the binary 0700, and each browser's own user must run them.
   await chmod(versionDir, 0o755);
   await chmod(join(versionDir, executableName), 0o755);
   await removeOtherUnpacks(root, basename(versionDir));

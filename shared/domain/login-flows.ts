@@ -185,7 +185,9 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
     if (!connection.save_credentials || Object.keys(values).length === 0) return kept;
     const groups = new Map<string, { name: string; domain: string; values: Record<string, string> }>();
     for (const [ref, value] of Object.entries(values)) {
-      const host = typedHosts[ref] ?? connection.domain;
+      const host = typedHosts[ref];
+      // A value whose page is not known is saved nowhere rather than under a site it may not belong to.
+      if (host === undefined) continue;
       const site = linked && credentialFitsHost(linked.domain, host) ? { name: linked.name, domain: linked.domain } : siteCredential(connection, linked ? null : linkedName, host);
       const group = groups.get(site.name) ?? { ...site, values: {} };
       group.values[ref] = value;

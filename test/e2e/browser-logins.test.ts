@@ -134,7 +134,7 @@ describe("logins built by script, through the official client", () => {
     await eventually(async () => (loginBrowsers() === 0 ? true : undefined), "the canceled flow's browser to close");
   });
 
-  // An idle machine runs one flow in a few seconds: the budget is that, twenty times.
+  // The budget of one flow, twenty times.
   it("leaves no Chromium process and no temporary directory behind after 20 browser flows in a row", async () => {
     const tmpBefore = readdirSync(flowTmp).sort();
     for (let flow = 0; flow < 20; flow++) {

@@ -17,7 +17,7 @@ afterAll(() => {
 });
 
 describe("npm start", () => {
-  it("serves the API, mints org keys into the running service, refuses a second start, stops on Ctrl-C and keeps data and key across restarts", async () => {
+  it("serves the API, refuses a second start, stops on Ctrl-C and keeps data and key across restarts", async () => {
     const first = start();
     const { url, apiKey } = await first.ready;
     const auth = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
@@ -27,10 +27,6 @@ describe("npm start", () => {
       body: JSON.stringify({ domain: "kept.example.com", profile_name: "survivor" }),
     });
     const { id } = (await created.json()) as { id: string };
-    const minted = execFileSync(process.execPath, [apiKeyScript, "--org", "acme"], { env: { ...process.env, DATA_DIR: dataDir } });
-    const acmeKey = /\n(ak_\S+)/.exec(minted.toString())?.[1];
-    const acmeView = await fetch(`${url}/auth/connections/${id}`, { headers: { authorization: `Bearer ${acmeKey}` } });
-    const acmeList = await fetch(`${url}/auth/connections`, { headers: { authorization: `Bearer ${acmeKey}` } });
 
     const second = start();
     const secondExit = await second.exited;
@@ -44,9 +40,6 @@ describe("npm start", () => {
     await again.exited;
 
     expect(created.status).toBe(201);
-    expect(acmeView.status).toBe(404);
-    expect(acmeList.status).toBe(200);
-    expect(await acmeList.json()).toEqual([]);
     expect(secondExit).toBe(1);
     expect(second.output()).toContain("already running");
     expect(firstExit).toBe(0);
@@ -54,5 +47,28 @@ describe("npm start", () => {
     expect(restarted.apiKey).toBe(apiKey);
     expect(fetched.status).toBe(200);
     expect(await fetched.json()).toMatchObject({ id, domain: "kept.example.com" });
+  });
+
+  // Only a service run as root serves a second org (docs/security.md); pools-isolation.test.ts shows the refusal.
+  it.runIf(process.getuid?.() === 0)("mints a key for another org into the running service, which shows that org none of the first one's", async () => {
+    const service = start();
+    const { url, apiKey } = await service.ready;
+    const created = await fetch(`${url}/auth/connections`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ domain: "first.example.com", profile_name: "first-org" }),
+    });
+    const { id } = (await created.json()) as { id: string };
+    const minted = execFileSync(process.execPath, [apiKeyScript, "--org", "acme"], { env: { ...process.env, DATA_DIR: dataDir } });
+    const acmeKey = /\n(ak_\S+)/.exec(minted.toString())?.[1];
+    const acmeView = await fetch(`${url}/auth/connections/${id}`, { headers: { authorization: `Bearer ${acmeKey}` } });
+    const acmeList = await fetch(`${url}/auth/connections`, { headers: { authorization: `Bearer ${acmeKey}` } });
+    service.child.kill("SIGINT");
+    await service.exited;
+
+    expect(created.status).toBe(201);
+    expect(acmeView.status).toBe(404);
+    expect(acmeList.status).toBe(200);
+    expect(await acmeList.json()).toEqual([]);
   });
 });

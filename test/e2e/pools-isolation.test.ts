@@ -5,6 +5,8 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { chromium } from "playwright-core";
+import { apiKeys } from "#shared/composition/api-keys.ts";
+import { loadConfig } from "#shared/config.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PoolResource, SessionResource } from "#shared/domain/pool.ts";
 import { runningInstance } from "../../infra/local/running.ts";
@@ -34,29 +36,6 @@ async function leaseIn(call: ReturnType<typeof poolApi>): Promise<SessionResourc
   return body;
 }
 
-beforeAll(async () => {
-  const service = startService(dataDir, children);
-  const { url, apiKey } = await service.ready;
-  const minted = await promisify(execFile)(process.execPath, [apiKeyScript, "--org", "rival"], { env: { ...process.env, DATA_DIR: dataDir } });
-  const rivalKey = /\n(ak_\S+)/.exec(minted.stdout)?.[1] as string;
-  for (const [org, key] of [["local", apiKey], ["rival", rivalKey]] as const) {
-    const call = poolApi({ url, apiKey: key });
-    orgs[org] = { call, leased: await leaseIn(call) };
-  }
-});
-
-afterAll(() => {
-  for (const child of children) child.kill("SIGKILL");
-  for (const pid of chromiumProcesses(browserRoot).values()) {
-    try {
-      process.kill(-pid, "SIGKILL");
-    } catch {
-      // Ended with the service.
-    }
-  }
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
 /** Every regular file under `dir`, its subdirectories' included. */
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
@@ -64,7 +43,33 @@ function filesUnder(dir: string): string[] {
     .map((entry) => join(entry.parentPath, entry.name));
 }
 
-describe("pooled browsers of two orgs on one local service", () => {
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+// Only a service run as root isolates its browsers and so serves a second org: run as another user,
+// it refuses one (below).
+describe.runIf(isRoot)("pooled browsers of two orgs on one local service", () => {
+  beforeAll(async () => {
+    const service = startService(dataDir, children);
+    const { url, apiKey } = await service.ready;
+    const minted = await promisify(execFile)(process.execPath, [apiKeyScript, "--org", "rival"], { env: { ...process.env, DATA_DIR: dataDir } });
+    const rivalKey = /\n(ak_\S+)/.exec(minted.stdout)?.[1] as string;
+    for (const [org, key] of [["local", apiKey], ["rival", rivalKey]] as const) {
+      const call = poolApi({ url, apiKey: key });
+      orgs[org] = { call, leased: await leaseIn(call) };
+    }
+  });
+
+  afterAll(() => {
+    for (const child of children) child.kill("SIGKILL");
+    for (const pid of chromiumProcesses(browserRoot).values()) {
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {
+        // Ended with the service.
+      }
+    }
+  });
+
   it("refuse their DevTools client every file: URL: the host's, the service's data, the other org's browser", async () => {
     const targets = [
       "/etc/hostname",
@@ -167,7 +172,7 @@ describe("pooled browsers of two orgs on one local service", () => {
     }
   });
 
-  it.runIf(isRoot)("run each Chromium as a user of its own, who cannot read the service's data nor the other browser, nor signal it", async () => {
+  it("run each Chromium as a user of its own, who cannot read the service's data nor the other browser, nor signal it", async () => {
     const processes = chromiumProcesses(browserRoot);
     const uidOf = (org: keyof typeof orgs) => {
       const status = readFileSync(`/proc/${processes.get(orgs[org].leased.session_id)}/status`, "utf8");
@@ -204,8 +209,14 @@ describe("pooled browsers of two orgs on one local service", () => {
     expect(JSON.parse(stdout)).toEqual({ ...Object.fromEntries(Object.keys(attempts).map((name) => [name, "EACCES"])), signalRival: "EPERM" });
     expect(statSync(join(browserDir("local"), "profile")).uid).toBe(localUid);
   });
+});
 
-  it("refuse to mint a key for a second org where the browsers cannot be isolated", async () => {
+describe("a local service whose pooled browsers cannot be isolated", () => {
+  afterAll(() => {
+    for (const child of children) child.kill("SIGKILL");
+  });
+
+  it("refuses to mint a key for a second org", async () => {
     // A service run by an ordinary user, on data of that user's.
     const ownDataDir = mkdtempSync(join(tmpdir(), "acs-pool-unisolated-"));
     try {
@@ -223,20 +234,27 @@ describe("pooled browsers of two orgs on one local service", () => {
     }
   });
 
-  it("say so at the start of a service whose browsers cannot be isolated, which then mints no key for a second org", async () => {
+  it("says so at its start, mints no key for a second org, and refuses one minted before", async () => {
     // A DATA_DIR under a directory no other user may pass through.
     const closed = mkdtempSync(join(tmpdir(), "acs-pool-closed-"));
     const closedDataDir = join(closed, "data");
     try {
       const service = startService(closedDataDir, children, ["--no-demo"]);
-      await service.ready;
+      const { url, apiKey } = await service.ready;
       const minting = promisify(execFile)(process.execPath, [apiKeyScript, "--org", "second"], { env: { ...process.env, DATA_DIR: closedDataDir } });
       await expect(minting).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/no key minted for the org 'second'/) });
+      // A key of another org already in the table (minted while the machine isolated its browsers).
+      const table = loadConfig({ DEPLOYMENT_MODE: "local", TABLE_NAME: "auth-connections", DYNAMODB_ENDPOINT: runningInstance(closedDataDir)?.dynamoEndpoint });
+      const earlierKey = await apiKeys(table).mint("earlier");
+      const asEarlier = await poolApi({ url, apiKey: earlierKey })<{ code: string; message: string }>("GET", "/browser_pools");
+      const asLocal = await poolApi({ url, apiKey })("GET", "/browser_pools");
       service.child.kill("SIGINT");
       await service.exited;
 
       expect(service.output()).toMatch(/Warning: pooled browsers (cannot run each as a user of its own|run as this service's user)/);
       expect(service.output()).toContain("this service is for the org 'local' alone");
+      expect(asEarlier).toMatchObject({ status: 403, body: { code: "forbidden", message: expect.stringContaining("serves the org 'local' alone") } });
+      expect(asLocal.status).toBe(200);
     } finally {
       rmSync(closed, { recursive: true, force: true });
     }

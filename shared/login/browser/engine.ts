@@ -205,6 +205,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
     return runStep(flow, async () => {
       const state = newState(flow.id, await findLogin(flow, target));
       state.durableValues = { ...saved.durableValues };
+      state.typedHosts = { ...saved.typedHosts };
       state.requirements = [...saved.requirements];
       state.ssoProvider = saved.ssoProvider;
       let outcome: StepOutcome = inputOutcome(state, { prompt: state.prompt, plan: state.step }, null);
