@@ -31,6 +31,11 @@ export function isWithin(host: string, domain: string): boolean {
   return host === domain || (isIP(domain) === 0 && host.endsWith(`.${domain}`));
 }
 
+/** A host or domain name by the public-suffix list, its private section included (one site per `*.github.io` name). */
+function parsedName(name: string) {
+  return parse(name.toLowerCase(), { allowPrivateDomains: true });
+}
+
 /**
  * Whether a credential saved for `domain` may be typed on a page of `host`: the host is the domain
  * or one of its subdomains, under the same registrable domain (the public-suffix list with its
@@ -38,9 +43,8 @@ export function isWithin(host: string, domain: string): boolean {
  * literal only matches itself.
  */
 export function credentialFitsHost(domain: string, host: string): boolean {
-  const options = { allowPrivateDomains: true };
-  const site = parse(domain.toLowerCase(), options);
-  const page = parse(host.toLowerCase(), options);
+  const site = parsedName(domain);
+  const page = parsedName(host);
   if (site.hostname === null || page.hostname === null) return false;
   if (site.isIp || page.isIp) return site.hostname === page.hostname;
   return isWithin(page.hostname, site.hostname) && page.domain === site.domain;
@@ -48,9 +52,8 @@ export function credentialFitsHost(domain: string, host: string): boolean {
 
 /** `a` and `b` belong to one registrable domain (an IP literal, or a bare `localhost`, only to itself). */
 export function sameSite(a: string, b: string): boolean {
-  const options = { allowPrivateDomains: true };
-  const first = parse(a.toLowerCase(), options);
-  const second = parse(b.toLowerCase(), options);
+  const first = parsedName(a);
+  const second = parsedName(b);
   if (first.domain === null || second.domain === null) return first.hostname !== null && first.hostname === second.hostname;
   return first.domain === second.domain;
 }
