@@ -1,0 +1,69 @@
+const passedMark: unique symbol = Symbol("deadline passed");
+
+/**
+ * The time by which a piece of work must be done, handed down a call so that every wait inside it
+ * stops there: a step's page loads, polls and settles, a flow's wait for input. Computing a deadline
+ * once and passing it keeps each wait from working out its own budget from timestamps.
+ */
+export class Deadline {
+  /** Aborts when the deadline passes: for APIs that take an `AbortSignal`. */
+  readonly signal: AbortSignal;
+
+  private constructor(
+    /** Epoch milliseconds. */
+    readonly at: number,
+    private readonly clock: () => number,
+  ) {
+    this.signal = AbortSignal.timeout(Math.max(0, at - clock()));
+  }
+
+  /** A deadline at epoch milliseconds `at`; `clock` is read for what remains (a test's clock, or `Date.now`). */
+  static at(at: number, clock: () => number = Date.now): Deadline {
+    return new Deadline(at, clock);
+  }
+
+  /** A deadline `ms` from now. */
+  static in(ms: number, clock: () => number = Date.now): Deadline {
+    return new Deadline(clock() + ms, clock);
+  }
+
+  remainingMs(): number {
+    return Math.max(0, this.at - this.clock());
+  }
+
+  get passed(): boolean {
+    return this.clock() >= this.at;
+  }
+
+  /** The earlier of this deadline and one `ms` from now: a wait that has its own budget too. */
+  within(ms: number): Deadline {
+    const at = this.clock() + ms;
+    return at < this.at ? new Deadline(at, this.clock) : this;
+  }
+
+  /** The earlier of this deadline and `at` (epoch milliseconds). */
+  atLatest(at: number): Deadline {
+    return at < this.at ? new Deadline(at, this.clock) : this;
+  }
+
+  /** `work`'s answer, or `onTimeout`'s once the deadline passes first. */
+  async race<T, U>(work: Promise<T>, onTimeout: () => U): Promise<T | U> {
+    if (this.passed) return onTimeout();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<typeof passedMark>((resolve) => {
+      timer = setTimeout(() => resolve(passedMark), this.remainingMs());
+    });
+    try {
+      const first = await Promise.race([work, timedOut]);
+      return first === passedMark ? onTimeout() : first;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Waits `ms`, or less when the deadline comes first. */
+  async sleep(ms: number): Promise<void> {
+    const wait = Math.min(ms, this.remainingMs());
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { Deadline } from "#shared/deadline.ts";
+
+describe("Deadline", () => {
+  it("counts what remains on the clock it was given, never below zero", () => {
+    let now = 1_000;
+    const deadline = Deadline.in(500, () => now);
+    expect(deadline.at).toBe(1_500);
+    expect(deadline.remainingMs()).toBe(500);
+    expect(deadline.passed).toBe(false);
+    now = 2_000;
+    expect(deadline.remainingMs()).toBe(0);
+    expect(deadline.passed).toBe(true);
+  });
+
+  it("narrows to a nearer budget and keeps itself when the budget is later", () => {
+    const now = 0;
+    const deadline = Deadline.at(1_000, () => now);
+    expect(deadline.within(200).at).toBe(200);
+    expect(deadline.within(5_000)).toBe(deadline);
+    expect(deadline.atLatest(300).at).toBe(300);
+    expect(deadline.atLatest(3_000)).toBe(deadline);
+  });
+
+  it("answers the work's result when it comes first, and the timeout's once the deadline passes", async () => {
+    const far = Deadline.in(60_000);
+    expect(await far.race(Promise.resolve("done"), () => "late")).toBe("done");
+    const near = Deadline.in(10);
+    expect(await near.race(new Promise<string>(() => undefined), () => "late")).toBe("late");
+    const gone = Deadline.at(0);
+    expect(await gone.race(Promise.resolve("done"), () => "late")).toBe("late");
+  });
+
+  it("aborts its signal when it passes", async () => {
+    const deadline = Deadline.in(10);
+    await new Promise<void>((resolve) => deadline.signal.addEventListener("abort", () => resolve()));
+    expect(deadline.signal.aborted).toBe(true);
+  });
+});
