@@ -7,7 +7,7 @@ import { apiKeyUsage, parseApiKeyArgs } from "./api-key-args.ts";
 import { useStandInCredentials } from "../infra/local/stand-in-credentials.ts";
 import { apiKeys } from "#shared/composition/api-keys.ts";
 import { loadConfig } from "#shared/config.ts";
-import { AppError } from "#shared/domain/errors.ts";
+import { AppError } from "#shared/errors.ts";
 
 const command = parseApiKeyArgs(process.argv.slice(2));
 if ("usage" in command) {

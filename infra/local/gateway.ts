@@ -3,7 +3,8 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { AppError, BadRequestError, dependencyOutageMessage, ForbiddenError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from "#shared/domain/errors.ts";
+import { BadRequestError, dependencyOutageMessage, ForbiddenError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from "#shared/domain/errors.ts";
+import { AppError } from "#shared/errors.ts";
 import { allowedOrigins, gatewayCorsHeaders } from "#shared/http/cors.ts";
 import { maxJsonBodyBytes } from "#shared/http/handler.ts";
 import { errorResponse } from "#shared/http/responses.ts";
@@ -173,7 +174,7 @@ export async function startGateway(options: {
       // API Gateway's reading of an authorizer's answer: this message alone refuses the credential.
       if (error instanceof Error && error.message === "Unauthorized") return null;
       log.warn("authorizer failed", { error: errorFields(error) });
-      throw new ServiceUnavailableError(dependencyOutageMessage);
+      throw new ServiceUnavailableError(dependencyOutageMessage, { cause: error });
     }
   }
 

@@ -1,7 +1,7 @@
 import type { Readable, Writable } from "node:stream";
-import { BadRequestError } from "#shared/domain/errors.ts";
 import type { StoredArchiveKind } from "#shared/archive/validate.ts";
 import { zstdDecompressInto } from "#shared/archive/zstd-decoder-thread.ts";
+import { UnknownDownloadFormatError } from "#shared/archive/errors.ts";
 
 export const downloadFormats = ["tar.zst", "tar"] as const;
 
@@ -11,7 +11,7 @@ export function parseDownloadFormat(value: string | undefined): DownloadFormat |
   if (value === undefined) return undefined;
   const format = downloadFormats.find((allowed) => allowed === value);
   if (format === undefined) {
-    throw new BadRequestError(`format: expected one of ${downloadFormats.join(", ")}, got '${value}'`);
+    throw new UnknownDownloadFormatError(`format: expected one of ${downloadFormats.join(", ")}, got '${value}'`);
   }
   return format;
 }

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isDeepStrictEqual } from "node:util";
+import { AppError, errorBody } from "../errors.ts";
 import { errorFields, log } from "../log.ts";
 import type { Connection, ConnectionStore } from "./connection.ts";
-import { AppError, errorBody, HandoffTokenExpiredError, NotFoundError, TooManyRequestsError } from "./errors.ts";
+import { HandoffTokenExpiredError, NotFoundError, TooManyRequestsError } from "./errors.ts";
 
 /**
  * A connection's flow as a server-sent event stream: its state at once, then each change, with

@@ -1,88 +1,79 @@
-/** A failure the caller caused or can act on; the HTTP layer maps it to a status and the error body. */
-export class AppError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly details: ErrorDetail[] | undefined;
-  readonly extra: Record<string, string> | undefined;
+import { AppError, type ErrorDetail, type TooManyRequestsCode } from "../errors.ts";
 
-  constructor(
-    status: number,
-    code: string,
-    message: string,
-    options: { details?: ErrorDetail[]; extra?: Record<string, string> } = {},
-  ) {
-    super(message);
-    this.status = status;
-    this.code = code;
-    this.details = options.details;
-    this.extra = options.extra;
-  }
-}
-
-export interface ErrorDetail {
-  code: string;
-  message: string;
-}
+/**
+ * The domain's errors: a code and a message, no HTTP status (the HTTP side maps codes to statuses,
+ * shared/http/error-statuses.ts). Each takes the error it wraps as `cause`.
+ */
 
 export class BadRequestError extends AppError {
-  constructor(message: string, details?: ErrorDetail[]) {
-    super(400, "bad_request", message, { details });
+  constructor(message: string, details?: ErrorDetail[], options?: ErrorOptions) {
+    super("bad_request", message, { details, ...options });
+    this.name = "BadRequestError";
   }
 }
 
 export class UnauthorizedError extends AppError {
-  constructor(message = "missing or unknown API key: send 'Authorization: Bearer <api key>'") {
-    super(401, "unauthorized", message);
+  constructor(message = "missing or unknown API key: send 'Authorization: Bearer <api key>'", options?: ErrorOptions) {
+    super("unauthorized", message, options);
+    this.name = "UnauthorizedError";
   }
 }
 
 export class HandoffTokenExpiredError extends UnauthorizedError {
-  constructor() {
-    super("handoff token expired: exchange a new handoff code");
+  constructor(options?: ErrorOptions) {
+    super("handoff token expired: exchange a new handoff code", options);
+    this.name = "HandoffTokenExpiredError";
   }
 }
 
 /** The caller is known but its credential does not reach this route or resource. */
 export class ForbiddenError extends AppError {
-  constructor(message: string) {
-    super(403, "forbidden", message);
+  constructor(message: string, options?: ErrorOptions) {
+    super("forbidden", message, options);
+    this.name = "ForbiddenError";
   }
 }
 
 export class NotFoundError extends AppError {
-  constructor(message: string) {
-    super(404, "not_found", message);
+  constructor(message: string, options?: ErrorOptions) {
+    super("not_found", message, options);
+    this.name = "NotFoundError";
   }
 }
 
 export class ConflictError extends AppError {
-  constructor(message: string, existingId?: string) {
-    super(409, "conflict", message, {
+  constructor(message: string, existingId?: string, options?: ErrorOptions) {
+    super("conflict", message, {
       details: existingId ? [{ code: "existing_id", message: existingId }] : undefined,
       extra: existingId ? { existing_id: existingId } : undefined,
+      ...options,
     });
+    this.name = "ConflictError";
   }
 }
 
 export class PayloadTooLargeError extends AppError {
-  constructor(limitBytes: number, message = `request body is larger than the ${limitBytes} byte limit`) {
-    super(413, "payload_too_large", message);
+  constructor(limitBytes: number, message = `request body is larger than the ${limitBytes} byte limit`, options?: ErrorOptions) {
+    super("payload_too_large", message, options);
+    this.name = "PayloadTooLargeError";
   }
 }
 
-/** A 429 with the seconds the answer's `Retry-After` names. */
+/** A limit the caller ran into, with the seconds the answer's `Retry-After` names. */
 export class TooManyRequestsError extends AppError {
   readonly retryAfterSeconds: number;
 
-  constructor(code: string, message: string, retryAfterSeconds: number) {
-    super(429, code, message);
+  constructor(code: TooManyRequestsCode, message: string, retryAfterSeconds: number, options?: ErrorOptions) {
+    super(code, message, options);
+    this.name = "TooManyRequestsError";
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
 export class UnsupportedMediaTypeError extends AppError {
-  constructor(message: string) {
-    super(415, "unsupported_media_type", message);
+  constructor(message: string, options?: ErrorOptions) {
+    super("unsupported_media_type", message, options);
+    this.name = "UnsupportedMediaTypeError";
   }
 }
 
@@ -90,20 +81,8 @@ export class UnsupportedMediaTypeError extends AppError {
 export const dependencyOutageMessage = "a service this API depends on is unavailable or slow; retry the request";
 
 export class ServiceUnavailableError extends AppError {
-  constructor(message: string) {
-    super(503, "service_unavailable", message);
+  constructor(message: string, options?: ErrorOptions) {
+    super("service_unavailable", message, options);
+    this.name = "ServiceUnavailableError";
   }
-}
-
-/**
- * The error body of the API for any failure (an HTTP answer's body, an event stream's `error`
- * frame): an AppError as it is, anything else masked as internal_error.
- */
-export function errorBody(error: unknown, requestId: string): { code: string; message: string } & Record<string, unknown> {
-  if (!(error instanceof AppError)) {
-    return { code: "internal_error", message: `internal error; quote request id ${requestId} when reporting it` };
-  }
-  const body: { code: string; message: string } & Record<string, unknown> = { code: error.code, message: error.message };
-  if (error.details) body.details = error.details;
-  return Object.assign(body, error.extra);
 }

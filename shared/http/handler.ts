@@ -1,7 +1,8 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
 import { pipeline } from "node:stream/promises";
 import * as z from "zod/mini";
-import { AppError, BadRequestError, ForbiddenError, HandoffTokenExpiredError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from "../domain/errors.ts";
+import { BadRequestError, ForbiddenError, HandoffTokenExpiredError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from "../domain/errors.ts";
+import { AppError } from "../errors.ts";
 import { errorFields, log } from "../log.ts";
 import { allowedOrigins, corsHeaders, corsRoute } from "./cors.ts";
 import { requestBaseUrl } from "./base-url.ts";

@@ -1,5 +1,7 @@
 import type { Readable, Writable } from "node:stream";
-import { AppError, errorBody, TooManyRequestsError } from "../domain/errors.ts";
+import { TooManyRequestsError } from "../domain/errors.ts";
+import { AppError, errorBody } from "../errors.ts";
+import { errorStatus } from "./error-statuses.ts";
 
 export interface HttpResponse {
   statusCode: number;
@@ -39,8 +41,9 @@ export function page(items: unknown[], hasMore: boolean, offset: number, limit: 
 export function errorResponse(error: unknown, requestId: string): HttpResponse {
   const body = errorBody(error, requestId);
   if (!(error instanceof AppError)) return json(500, body);
-  const retryable = error.status === 408 || error.status === 429 || error.status >= 500;
+  const status = errorStatus(error);
+  const retryable = status === 408 || status === 429 || status >= 500;
   const retryAfter = error instanceof TooManyRequestsError ? String(error.retryAfterSeconds) : "1";
   const headers: Record<string, string> = retryable ? { "retry-after": retryAfter, "x-should-retry": "true" } : { "x-should-retry": "false" };
-  return json(error.status, body, headers);
+  return json(status, body, headers);
 }

@@ -5,6 +5,7 @@ import { ServiceUnavailableError } from "#shared/domain/errors.ts";
 import type { PoolResource, SessionResource } from "#shared/domain/pool.ts";
 import { poolsCore } from "#shared/domain/pools.ts";
 import { noAwsBrowsers } from "#shared/composition/browsers.ts";
+import { errorResponse } from "#shared/http/responses.ts";
 import { dynamoPoolStore } from "#shared/store/pools-store.ts";
 import { localClient } from "../../infra/local/dynamodb-local.ts";
 import { localOrg } from "../../infra/local/stack.ts";
@@ -130,7 +131,7 @@ describe("bad input to the pool routes", () => {
 
     const refused = await core.acquire(localOrg, pool.id, 0).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(ServiceUnavailableError);
-    expect((refused as ServiceUnavailableError).status).toBe(503);
+    expect(errorResponse(refused, "req-acquire").statusCode).toBe(503);
     expect((refused as Error).message).toContain("deployed without pools");
   });
 });

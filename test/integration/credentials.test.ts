@@ -97,8 +97,8 @@ describe("credentials on DynamoDB Local", () => {
     const first = await creds.create(org, aCredential("taken"));
     const other = await creds.create(org, aCredential("other"));
 
-    await expect(creds.create(org, aCredential("taken"))).rejects.toMatchObject({ status: 409, extra: { existing_id: first.id } });
-    await expect(creds.update(org, other.id, { name: "taken" })).rejects.toMatchObject({ status: 409, extra: { existing_id: first.id } });
+    await expect(creds.create(org, aCredential("taken"))).rejects.toMatchObject({ code: "conflict", extra: { existing_id: first.id } });
+    await expect(creds.update(org, other.id, { name: "taken" })).rejects.toMatchObject({ code: "conflict", extra: { existing_id: first.id } });
     expect(await creds.get(org, "other")).toEqual(other);
   });
 
@@ -233,7 +233,7 @@ describe("credentials on DynamoDB Local", () => {
     await expect(fixedClock.create(org, aCredential("bad-totp", { totp_secret: "1111" }))).rejects.toBeInstanceOf(BadRequestError);
     expect(await itemsOfOrg(org)).toEqual(before);
     await fixedClock.create(org, aCredential("no-totp"));
-    await expect(fixedClock.totpCode(org, "no-totp")).rejects.toMatchObject({ status: 400, message: expect.stringContaining("no totp_secret") });
+    await expect(fixedClock.totpCode(org, "no-totp")).rejects.toMatchObject({ code: "bad_request", message: expect.stringContaining("no totp_secret") });
   });
 });
 

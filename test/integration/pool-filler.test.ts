@@ -133,7 +133,7 @@ describe("the pool filler", () => {
     expect(browsers.endedLeases).toEqual([leasedRef]);
     expect(browsers.destroyed).toEqual([leasedRef]);
     expect(await counts(pool.id)).toEqual([1, 0]);
-    await expect(core.release(org, pool.id, session?.session_id as string, true)).rejects.toMatchObject({ status: 404 });
+    await expect(core.release(org, pool.id, session?.session_id as string, true)).rejects.toMatchObject({ code: "not_found" });
   });
 
   it("forgets records of browsers that died and ends browsers no record names", async () => {

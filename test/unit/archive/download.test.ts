@@ -1,6 +1,6 @@
 import { Readable, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { BadRequestError } from "#shared/domain/errors.ts";
+import { UnknownDownloadFormatError } from "#shared/archive/errors.ts";
 import { openDownload, parseDownloadFormat } from "#shared/archive/download.ts";
 import { writeProfileTar } from "#shared/archive/tar.ts";
 import { compressZstd } from "#shared/archive/zstd.ts";
@@ -24,7 +24,8 @@ describe("parseDownloadFormat", () => {
     const act = () => parseDownloadFormat(value);
 
     // Assess
-    expect(act).toThrow(BadRequestError);
+    expect(act).toThrow(UnknownDownloadFormatError);
+    expect(act).toThrow(expect.objectContaining({ code: "bad_request" }));
     expect(act).toThrow(`format: expected one of tar.zst, tar, got '${value}'`);
   });
 });

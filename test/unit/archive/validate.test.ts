@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import { buffer } from "node:stream/consumers";
 import { describe, expect, it } from "vitest";
 import { InvalidArchiveError, UnsupportedArchiveTypeError } from "#shared/archive/errors.ts";
+import type { AppError } from "#shared/errors.ts";
+import { errorStatus } from "#shared/http/error-statuses.ts";
 import { readTarEntry, storageStateEntry, writeProfileTar } from "#shared/archive/tar.ts";
 import { validateUpload } from "#shared/archive/validate.ts";
 import { compressZstd, zstdCompressStream, zstdDecompressStream } from "#shared/archive/zstd.ts";
@@ -192,7 +194,8 @@ describe("validateUpload of anything else", () => {
 
     // Assess
     await expect(upload).rejects.toThrow(UnsupportedArchiveTypeError);
-    await expect(upload).rejects.toMatchObject({ status: 415, code: "unsupported_media_type" });
+    await expect(upload).rejects.toMatchObject({ code: "unsupported_media_type" });
+    expect(errorStatus(await upload.then(() => expect.unreachable(), (error: AppError) => error))).toBe(415);
     await expect(upload).rejects.toThrow(
       `${problem}: send one of application/zstd, application/x-tar, application/json`,
     );
