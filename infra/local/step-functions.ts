@@ -25,8 +25,9 @@ interface Execution {
 /** Errors in the shape the Step Functions JSON protocol uses, so the SDK raises its own classes. */
 class ProtocolError extends Error {
   readonly type: string;
-  constructor(type: string, message: string) {
-    super(message);
+  constructor(type: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "ProtocolError";
     this.type = type;
   }
 }

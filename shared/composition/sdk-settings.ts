@@ -40,7 +40,7 @@ export function outagesAsServiceUnavailable<Input extends object, Output extends
       } catch (error) {
         if (!isDependencyOutage(error)) throw error;
         log.warn("AWS call failed: service unavailable", { service: context.clientName, operation: context.commandName, error: errorFields(error) });
-        throw new ServiceUnavailableError(dependencyOutageMessage);
+        throw new ServiceUnavailableError(dependencyOutageMessage, { cause: error });
       }
     },
     { step: "initialize", name: "outagesAsServiceUnavailable" },

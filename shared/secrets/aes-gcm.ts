@@ -2,8 +2,8 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 
 /** A sealed secret that does not open: wrong key, wrong context, or altered. Never carries the plaintext. */
 export class SecretOpenError extends Error {
-  constructor(why: string) {
-    super(`sealed secret could not be opened: ${why}`);
+  constructor(why: string, options?: ErrorOptions) {
+    super(`sealed secret could not be opened: ${why}`, options);
     this.name = "SecretOpenError";
   }
 }
@@ -39,8 +39,8 @@ export function gcmOpen(key: Uint8Array, iv: Buffer, ciphertext: Buffer, context
   decipher.setAuthTag(ciphertext.subarray(ciphertext.length - tagBytes));
   try {
     return Buffer.concat([decipher.update(ciphertext.subarray(0, ciphertext.length - tagBytes)), decipher.final()]).toString("utf8");
-  } catch {
-    throw new SecretOpenError("wrong key or context, or the envelope was altered");
+  } catch (error) {
+    throw new SecretOpenError("wrong key or context, or the envelope was altered", { cause: error });
   }
 }
 

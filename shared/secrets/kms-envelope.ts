@@ -23,7 +23,7 @@ export function kmsDataKeys(kms: KMSClient, keyId: string): DataKeyService {
         return answer.Plaintext;
       } catch (error) {
         // KMS's answer to a wrong encryption context or an altered key blob.
-        if (error instanceof InvalidCiphertextException) throw new SecretOpenError("KMS refused the data key");
+        if (error instanceof InvalidCiphertextException) throw new SecretOpenError("KMS refused the data key", { cause: error });
         throw error;
       }
     },

@@ -41,7 +41,7 @@ export async function transact(db: DynamoDBDocumentClient, input: TransactWriteC
       if (reasons.includes("ConditionalCheckFailed")) return { committed: false, reasons };
       if (!reasons.some((code) => passingReasons.has(code))) throw error;
       if (attempt >= maxConflictRetries) {
-        throw new ServiceUnavailableError("too many concurrent changes to the same resource, or the table is throttling; retry the request");
+        throw new ServiceUnavailableError("too many concurrent changes to the same resource, or the table is throttling; retry the request", { cause: error });
       }
       await pauseAfterLostRace(attempt);
     }

@@ -14,6 +14,7 @@ import {
 } from "#shared/domain/errors.ts";
 import { AppError } from "#shared/errors.ts";
 import { errorResponse } from "#shared/http/responses.ts";
+import { gcmOpen, gcmSeal, SecretOpenError } from "#shared/secrets/aes-gcm.ts";
 
 const cause = new Error("the underlying failure");
 
@@ -58,5 +59,22 @@ describe("the API's errors", () => {
 
     expect(answer.statusCode).toBe(500);
     expect(JSON.parse(answer.body)).toEqual({ code: "internal_error", message: "internal error; quote request id req-2 when reporting it" });
+  });
+
+  it("a sealed secret that does not open is named, and keeps the decipher's error as its cause", () => {
+    const key = Buffer.alloc(32, 1);
+    const { iv, ciphertext } = gcmSeal(key, "plaintext", { org: "acme" });
+
+    const failure = (() => {
+      try {
+        return gcmOpen(key, iv, ciphertext, { org: "other" });
+      } catch (error) {
+        return error;
+      }
+    })();
+
+    expect(failure).toBeInstanceOf(SecretOpenError);
+    expect((failure as Error).name).toBe("SecretOpenError");
+    expect((failure as Error).cause).toBeInstanceOf(Error);
   });
 });
