@@ -10,7 +10,6 @@ import {
   type HandoffCodeRecord,
   type HandoffStore,
 } from "#shared/domain/handoff.ts";
-import { looksLikeJwt, signJwt, verifiedJwtClaims } from "#shared/domain/jwt.ts";
 import type { SecretBox } from "#shared/secrets/secret-box.ts";
 
 /** Stands in for the table: codes by hash, keys put only if absent, as the DynamoDB adapter does. */
@@ -84,43 +83,57 @@ function setup(options: { tokenSeconds?: number } = {}) {
   };
 }
 
-describe("HS256 JWTs", () => {
-  it("round-trips the claims of a token signed with the key", () => {
-    const token = signJwt(key, claims());
+/** An HS256 JWT built by hand the RFC 7519 way, independent of the code under test: base64url header and claims, HMAC-SHA256 over both. */
+function hs256(signingKey: Uint8Array, payload: Record<string, unknown>, header: Record<string, unknown> = { alg: "HS256", typ: "JWT" }): string {
+  const signingInput = `${Buffer.from(JSON.stringify(header)).toString("base64url")}.${Buffer.from(JSON.stringify(payload)).toString("base64url")}`;
+  return `${signingInput}.${createHmac("sha256", signingKey).update(signingInput).digest("base64url")}`;
+}
 
-    expect(looksLikeJwt(token)).toBe(true);
-    expect(verifiedJwtClaims(key, token)).toEqual(claims());
+describe("handoff tokens as HS256 JWTs", () => {
+  it("round-trips the claims of a token signed with the key", async () => {
+    const { signingKey, verifier } = setup();
+    const token = hs256(await signingKey.forSigning(), claims());
+
+    expect(verifier.isHandoffToken(token)).toBe(true);
+    expect(await verifier.verify(token)).toEqual({ org: "acme", connectionId: "ac_1", expiresAt: nowSeconds + 900, tokenId: "j1" });
   });
 
-  it("signs the RFC 7519 way: base64url header and claims, HMAC-SHA256 over both", () => {
-    const [header, payload, signature] = signJwt(key, claims()).split(".") as [string, string, string];
+  it("signs the RFC 7519 way: base64url header and claims, HMAC-SHA256 over both", async () => {
+    const { signingKey, core, inFuture } = setup();
+    const { jwt } = await core.exchange("ac_1", await core.issueHandoffCode("acme", "ac_1", inFuture(60)));
+
+    const [header, payload, signature] = jwt.split(".") as [string, string, string];
 
     expect(JSON.parse(Buffer.from(header, "base64url").toString())).toEqual({ alg: "HS256", typ: "JWT" });
-    expect(JSON.parse(Buffer.from(payload, "base64url").toString())).toEqual(claims());
-    expect(signature).toBe(createHmac("sha256", key).update(`${header}.${payload}`).digest("base64url"));
+    expect(JSON.parse(Buffer.from(payload, "base64url").toString())).toEqual(claims({ jti: expect.any(String) }));
+    expect(signature).toBe(createHmac("sha256", await signingKey.forSigning()).update(`${header}.${payload}`).digest("base64url"));
   });
 
-  it("refuses a token whose claims were altered, or signed with another key", () => {
-    const [header, , signature] = signJwt(key, claims()).split(".");
+  it("refuses a token whose claims were altered, or signed with another key", async () => {
+    const { signingKey, verifier } = setup();
+    const [header, , signature] = hs256(await signingKey.forSigning(), claims()).split(".");
     const altered = `${header}.${Buffer.from(JSON.stringify(claims({ sub: "ac_other" }))).toString("base64url")}.${signature}`;
 
-    expect(verifiedJwtClaims(key, altered)).toBeUndefined();
-    expect(verifiedJwtClaims(key, signJwt(Buffer.alloc(32, 8), claims()))).toBeUndefined();
+    expect(await verifier.verify(altered)).toBeUndefined();
+    expect(await verifier.verify(hs256(Buffer.alloc(32, 8), claims()))).toBeUndefined();
   });
 
-  it("refuses alg none and any algorithm but HS256, even with a matching HMAC", () => {
+  it("refuses alg none and any algorithm but HS256, even with a matching HMAC", async () => {
+    const { signingKey, verifier } = setup();
+    const serviceKey = await signingKey.forSigning();
     const payload = Buffer.from(JSON.stringify(claims())).toString("base64url");
     const none = `${Buffer.from(JSON.stringify({ alg: "none" })).toString("base64url")}.${payload}.`;
-    const otherHeader = Buffer.from(JSON.stringify({ alg: "HS512", typ: "JWT" })).toString("base64url");
-    const otherAlg = `${otherHeader}.${payload}.${createHmac("sha256", key).update(`${otherHeader}.${payload}`).digest("base64url")}`;
 
-    expect(verifiedJwtClaims(key, none)).toBeUndefined();
-    expect(verifiedJwtClaims(key, otherAlg)).toBeUndefined();
+    expect(await verifier.verify(none)).toBeUndefined();
+    expect(await verifier.verify(hs256(serviceKey, claims(), { alg: "HS512", typ: "JWT" }))).toBeUndefined();
   });
 
-  it.each(["", "ak_abc", "a.b", "a.b.c.d", "a.b!.c"])("does not take %j for a JWT", (token) => {
-    expect(looksLikeJwt(token)).toBe(false);
-    expect(verifiedJwtClaims(key, token)).toBeUndefined();
+  it.each(["", "ak_abc", "a.b", "a.b.c.d", "a.b!.c"])("does not take %j for a JWT", async (token) => {
+    const { signingKey, verifier } = setup();
+    await signingKey.forSigning();
+
+    expect(verifier.isHandoffToken(token)).toBe(false);
+    expect(await verifier.verify(token)).toBeUndefined();
   });
 });
 
@@ -175,8 +188,8 @@ describe("handoff codes and tokens", () => {
     const { signingKey, verifier } = setup();
     const serviceKey = await signingKey.forSigning();
 
-    expect(await verifier.verify(signJwt(serviceKey, claims()))).toMatchObject({ connectionId: "ac_1" });
-    expect(await verifier.verify(signJwt(serviceKey, claims(overrides)))).toBeUndefined();
+    expect(await verifier.verify(hs256(serviceKey, claims()))).toMatchObject({ connectionId: "ac_1" });
+    expect(await verifier.verify(hs256(serviceKey, claims(overrides)))).toBeUndefined();
   });
 });
 
@@ -219,7 +232,7 @@ describe("the signing key", () => {
     });
     const verifier = handoffTokenVerifier({ signingKey });
 
-    expect(await verifier.verify(signJwt(key, claims()))).toBeUndefined();
+    expect(await verifier.verify(hs256(key, claims()))).toBeUndefined();
     expect(memory.signingKeys.size).toBe(0);
     expect(boxLoads).toBe(0);
   });
