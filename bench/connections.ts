@@ -10,6 +10,7 @@ import { cpus, loadavg } from "node:os";
 import { defaultSettings } from "#shared/domain/connection.ts";
 import { newConnection } from "#shared/domain/connections.ts";
 import { executionName, firstExecutionInput } from "#shared/domain/workflow.ts";
+import { resourceName } from "#shared/config.ts";
 import { services } from "#shared/services.ts";
 import { insertConnectionItems, markWorkflowStartedUpdate } from "#shared/store/connections-store.ts";
 import { executionArn } from "#shared/workflow/engine.ts";
@@ -76,7 +77,7 @@ async function seed(client: KeepAliveClient): Promise<ConnectionsFixture> {
 
 /** The backend calls each route makes once its API key is cached, sent directly. */
 function floorOperations(db: DynamoDBDocumentClient, sfn: SFNClient, tableName: string, fixture: ConnectionsFixture): Record<RouteScenario, Operation> {
-  const { STATE_MACHINE_ARN: stateMachineArn } = services().config;
+  const stateMachineArn = resourceName(services().config, "STATE_MACHINE_ARN");
   const nextConnectionId = roundRobin(fixture.connectionIds);
   const byOrg = tableDefinition.indexes.byOrg;
   return {

@@ -30,17 +30,18 @@ function isFrameAncestorsList(value: string): boolean {
   return sources.every((source) => frameAncestorSource.test(source));
 }
 
-const configSchema = z.object({
+const settingsSchema = z.object({
   /** `local` allows loopback and private login targets so the test sites on 127.0.0.1 work. */
   DEPLOYMENT_MODE: z._default(z.enum(["aws", "local"]), "aws"),
-  TABLE_NAME: z._default(z.string().check(z.minLength(3)), "auth-connections"),
+  /** The resources' names (see `resourceName`): set by the stack in AWS, defaulted to the stand-ins' locally. */
+  TABLE_NAME: z.optional(z.string().check(z.minLength(3))),
   AWS_REGION: z._default(z.string().check(z.minLength(1)), "us-east-1"),
   /** Set only against a stand-in (DynamoDB Local); unset in AWS. */
   DYNAMODB_ENDPOINT: z.optional(z.url()),
-  BUCKET_NAME: z._default(z.string().check(z.minLength(3)), "auth-connection-profiles"),
+  BUCKET_NAME: z.optional(z.string().check(z.minLength(3))),
   /** Set only against a stand-in (s3rver); unset in AWS. */
   S3_ENDPOINT: z.optional(z.url()),
-  STATE_MACHINE_ARN: z._default(z.string().check(z.minLength(1)), "arn:aws:states:us-east-1:000000000000:stateMachine:connection-workflow"),
+  STATE_MACHINE_ARN: z.optional(z.string().check(z.minLength(1))),
   /** Set only against the local Step Functions endpoint; unset in AWS. */
   SFN_ENDPOINT: z.optional(z.url()),
   /** Multiplies every workflow wait; 0.001 runs a 300 s interval in 0.3 s (local runs and tests). */
@@ -126,13 +127,61 @@ const configSchema = z.object({
   ),
 });
 
-export type Config = z.infer<typeof configSchema>;
+type Settings = z.infer<typeof settingsSchema>;
+
+/** The AWS resources every deployment points its functions at, by the variable naming each. */
+export type ResourceName = "TABLE_NAME" | "BUCKET_NAME" | "STATE_MACHINE_ARN";
+
+const resourceMeanings: Record<ResourceName, string> = {
+  TABLE_NAME: "the DynamoDB table's name",
+  BUCKET_NAME: "the archive bucket's name",
+  STATE_MACHINE_ARN: "the connection workflow's state machine ARN",
+};
+
+/** What `npm start` creates and the local Step Functions endpoint serves. */
+const localResourceNames: Record<ResourceName, string> = {
+  TABLE_NAME: "auth-connections",
+  BUCKET_NAME: "auth-connection-profiles",
+  STATE_MACHINE_ARN: "arn:aws:states:us-east-1:000000000000:stateMachine:connection-workflow",
+};
+
+/** Local mode: the stand-ins, each resource named (by default, as `npm start` names them). */
+export type LocalConfig = Omit<Settings, "DEPLOYMENT_MODE" | ResourceName> & { DEPLOYMENT_MODE: "local" } & Record<ResourceName, string>;
+
+/**
+ * AWS mode: no default names a resource, as a default would name one of no deployment's (or
+ * another's); `resourceName` refuses a missing one when the process first builds what uses it.
+ */
+export type AwsConfig = Omit<Settings, "DEPLOYMENT_MODE"> & { DEPLOYMENT_MODE: "aws" };
+
+export type Config = LocalConfig | AwsConfig;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = configSchema.safeParse(env);
+  const parsed = settingsSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
     throw new Error(`invalid configuration: ${problems.join("; ")}`);
   }
-  return parsed.data;
+  const settings = parsed.data;
+  if (settings.DEPLOYMENT_MODE === "aws") return { ...settings, DEPLOYMENT_MODE: "aws" };
+  return {
+    ...settings,
+    DEPLOYMENT_MODE: "local",
+    TABLE_NAME: settings.TABLE_NAME ?? localResourceNames.TABLE_NAME,
+    BUCKET_NAME: settings.BUCKET_NAME ?? localResourceNames.BUCKET_NAME,
+    STATE_MACHINE_ARN: settings.STATE_MACHINE_ARN ?? localResourceNames.STATE_MACHINE_ARN,
+  };
+}
+
+/**
+ * The name of the resource `name` points at. In AWS mode a missing one is a start-up error naming
+ * the variable: the composition asks for it as it first builds the client or store that uses it,
+ * so a function fails before its first call to AWS, and one that uses none (the hosted page) runs.
+ */
+export function resourceName(config: Config, name: ResourceName): string {
+  const value = config[name];
+  if (value === undefined) {
+    throw new Error(`invalid configuration: ${name} is not set; in AWS mode (DEPLOYMENT_MODE=aws) the stack sets ${resourceMeanings[name]}`);
+  }
+  return value;
 }

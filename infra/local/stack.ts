@@ -5,7 +5,7 @@ import type { Server } from "node:http";
 import { localChromium, unpackedChromium } from "#shared/browsers/local-chromium.ts";
 import { provideLocalBrowsers } from "#shared/composition/browsers.ts";
 import { provideLocalLoginChromium } from "#shared/composition/login-engine.ts";
-import { loadConfig } from "#shared/config.ts";
+import { loadConfig, resourceName } from "#shared/config.ts";
 import { generateApiKey } from "#shared/domain/api-keys.ts";
 import { services } from "#shared/services.ts";
 import { scanConnections } from "#shared/store/connections-store.ts";
@@ -102,7 +102,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ...(options.workflow?.maxIterations ? { WORKFLOW_MAX_ITERATIONS: String(options.workflow.maxIterations) } : {}),
     });
     const config = loadConfig();
-    const stepFunctions = await startLocalStepFunctions({ stateMachineArn: config.STATE_MACHINE_ARN, timeScale: config.LOCAL_TIME_SCALE });
+    const stepFunctions = await startLocalStepFunctions({ stateMachineArn: resourceName(config, "STATE_MACHINE_ARN"), timeScale: config.LOCAL_TIME_SCALE });
     standIns.push(stepFunctions);
     process.env.SFN_ENDPOINT = stepFunctions.endpoint;
     // The stand-ins answer whoever reaches them (the gateway asks for a key): no browser's page may.
@@ -142,7 +142,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 /** Local executions lived in the previous process's memory: give every connection a new one. */
 async function resumeWorkflows(): Promise<void> {
   const core = services();
-  for (const connection of await scanConnections(core.db, core.config.TABLE_NAME)) {
+  for (const connection of await scanConnections(core.db, resourceName(core.config, "TABLE_NAME"))) {
     await core.workflow.resume(connection);
   }
 }

@@ -1,7 +1,7 @@
 import { S3Client } from "@aws-sdk/client-s3";
 import { s3ArchiveStore } from "../archive/archive-store.ts";
 import { s3ReplayStore } from "../archive/replay-store.ts";
-import type { Config } from "../config.ts";
+import { resourceName, type Config } from "../config.ts";
 import { perConfig } from "./config.ts";
 import { outagesAsServiceUnavailable, sdkClientSettings } from "./sdk-settings.ts";
 
@@ -22,9 +22,9 @@ const s3Client = perConfig((config): S3Client => {
 });
 
 export function s3Archives(config: Config) {
-  return s3ArchiveStore(s3Client(config), config.BUCKET_NAME);
+  return s3ArchiveStore(s3Client(config), resourceName(config, "BUCKET_NAME"));
 }
 
 export function s3Replays(config: Config) {
-  return s3ReplayStore(s3Client(config), config.BUCKET_NAME);
+  return s3ReplayStore(s3Client(config), resourceName(config, "BUCKET_NAME"));
 }

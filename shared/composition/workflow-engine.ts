@@ -1,6 +1,7 @@
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { sfnFlowSignal, sfnWorkflowEngine } from "../workflow/engine.ts";
 import { perConfig } from "./config.ts";
+import { resourceName } from "../config.ts";
 import { outagesAsServiceUnavailable, sdkClientSettings } from "./sdk-settings.ts";
 
 const sfnClient = perConfig((config) => {
@@ -9,6 +10,6 @@ const sfnClient = perConfig((config) => {
   return sfn;
 });
 
-export const workflowEngine = perConfig((config) => sfnWorkflowEngine(sfnClient(config), config.STATE_MACHINE_ARN));
+export const workflowEngine = perConfig((config) => sfnWorkflowEngine(sfnClient(config), resourceName(config, "STATE_MACHINE_ARN")));
 
 export const flowSignal = perConfig((config) => sfnFlowSignal(sfnClient(config)));

@@ -143,7 +143,16 @@ async function invokeInAwsMode(handler: string, method: string, resource: string
     isBase64Encoded: false,
     requestContext: { requestId: "aws-mode", stage: "prod", httpMethod: method, path: resource, authorizer: { org: localOrg } },
   };
-  const environment = { ...process.env, DEPLOYMENT_MODE: "aws", TABLE_NAME: stack.tableName, DYNAMODB_ENDPOINT: stack.dynamoEndpoint, LOG_LEVEL: "error" };
+  // Named as the stack names them for every function; no case here reaches the bucket or the state machine.
+  const environment = {
+    ...process.env,
+    DEPLOYMENT_MODE: "aws",
+    TABLE_NAME: stack.tableName,
+    BUCKET_NAME: stack.tableName,
+    STATE_MACHINE_ARN: "arn:aws:states:us-east-1:000000000000:stateMachine:connection-workflow",
+    DYNAMODB_ENDPOINT: stack.dynamoEndpoint,
+    LOG_LEVEL: "error",
+  };
   const { stdout } = await promisify(execFile)(process.execPath, ["test/support/invoke-handler.ts", resolve(handler), JSON.stringify(event)], { env: environment });
   return (JSON.parse(stdout) as { answer: { statusCode: number; headers: Record<string, string>; body: string } }).answer;
 }

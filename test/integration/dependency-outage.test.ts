@@ -29,7 +29,13 @@ beforeAll(async () => {
 afterAll(() => table?.server.close());
 afterEach(() => vi.unstubAllEnvs());
 
-const configWith = (settings: Record<string, string>) => loadConfig({ ...process.env, ...settings });
+/** As the stack deploys a function: in AWS mode, pointed at its table, bucket and state machine. */
+const deployedResources = {
+  TABLE_NAME: "auth-connections",
+  BUCKET_NAME: "auth-connection-profiles",
+  STATE_MACHINE_ARN: "arn:aws:states:us-east-1:000000000000:stateMachine:connection-workflow",
+};
+const configWith = (settings: Record<string, string>) => loadConfig({ ...process.env, ...deployedResources, ...settings });
 
 describe("a dependency that cannot be reached is reported as service_unavailable", () => {
   it("DynamoDB", async () => {
