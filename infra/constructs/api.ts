@@ -16,7 +16,9 @@ import {
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { dependencyOutageMessage } from "#shared/domain/errors.ts";
+import type { ErrorCode } from "#shared/errors.ts";
 import { gatewayCorsHeaders, type AllowedOrigins } from "#shared/http/cors.ts";
+import { codeStatus } from "#shared/http/error-statuses.ts";
 import { authorizer, binaryMediaTypes, corsPaths, corsPreflight, routes, type Route } from "#shared/routes.ts";
 import { ServiceFunction, type FunctionResources } from "./service-function.ts";
 
@@ -54,15 +56,18 @@ const accessLogFormat = AccessLogFormat.custom(
     `"org":"${AccessLogField.contextAuthorizerPrincipalId()}","ip":"${AccessLogField.contextIdentitySourceIp()}"}`,
 );
 
+/** A gateway response with one of the API's own codes answers with the status the one table gives it. */
+const answeredAs = (code: ErrorCode) => ({ code, statusCode: String(codeStatus(code)) });
+
 const gatewayErrors = [
-  { type: ResponseType.UNAUTHORIZED, statusCode: "401", code: "unauthorized", message: "missing or unknown API key", retry: false },
+  { type: ResponseType.UNAUTHORIZED, ...answeredAs("unauthorized"), message: "missing or unknown API key", retry: false },
   // The authorizer's policy denied the call.
-  { type: ResponseType.ACCESS_DENIED, statusCode: "403", code: "forbidden", message: "the credential does not reach this route", retry: false },
+  { type: ResponseType.ACCESS_DENIED, ...answeredAs("forbidden"), message: "the credential does not reach this route", retry: false },
   // API Gateway answers an unknown path or method with 403 "Missing Authentication Token".
-  { type: ResponseType.MISSING_AUTHENTICATION_TOKEN, statusCode: "404", code: "not_found", message: "no such route", retry: false },
-  { type: ResponseType.REQUEST_TOO_LARGE, statusCode: "413", code: "payload_too_large", message: "request body too large", retry: false },
+  { type: ResponseType.MISSING_AUTHENTICATION_TOKEN, ...answeredAs("not_found"), message: "no such route", retry: false },
+  { type: ResponseType.REQUEST_TOO_LARGE, ...answeredAs("payload_too_large"), message: "request body too large", retry: false },
   // The authorizer failed rather than refused: it could not read the key (the table unavailable).
-  { type: ResponseType.AUTHORIZER_FAILURE, statusCode: "503", code: "service_unavailable", message: dependencyOutageMessage, retry: true },
+  { type: ResponseType.AUTHORIZER_FAILURE, ...answeredAs("service_unavailable"), message: dependencyOutageMessage, retry: true },
   { type: ResponseType.THROTTLED, statusCode: "429", code: "rate_limited", message: "too many requests", retry: true },
   // Any other refusal of API Gateway's own (its status kept), so no answer of it lacks our body and headers.
   { type: ResponseType.DEFAULT_4XX, statusCode: undefined, code: "bad_request", message: "request refused by the API gateway", retry: false },

@@ -18,6 +18,10 @@ const errorStatuses = {
   service_unavailable: 503,
 } as const satisfies Record<ErrorCode, number>;
 
+export function codeStatus(code: ErrorCode): number {
+  return errorStatuses[code];
+}
+
 export function errorStatus(error: AppError): number {
-  return errorStatuses[error.code];
+  return codeStatus(error.code);
 }
