@@ -2,7 +2,7 @@ import { ArchiveTooLargeError } from "../archive/errors.ts";
 import { countMetric, log } from "../log.ts";
 import { totpCode } from "../login/totp.ts";
 import { answerPrompt, type ReauthBlock } from "../login/auto-answer.ts";
-import { credentialFitsHost } from "../login/scope.ts";
+import { credentialFitsHost } from "../policy/scope.ts";
 import type { LoginEngine, StepOutcome } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
 import type { WorkflowState } from "../workflow/definition.ts";

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { noSessionIfTooLarge } from "../archive/errors.ts";
 import { log } from "../log.ts";
 import { canReauthReason, reauthPossible } from "../login/auto-answer.ts";
-import { credentialFitsHost } from "../login/scope.ts";
+import { credentialFitsHost } from "../policy/scope.ts";
 import { submissionProblem } from "../login/submission.ts";
 import type { EngineState, FlowPrompt, LoginEngine, LoginTarget, StepOutcome, Submission } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";

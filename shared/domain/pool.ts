@@ -1,5 +1,5 @@
-import { vetHost, type HostVerdict, type Resolver } from "../login/address-policy.ts";
-import { hostOf } from "../login/scope.ts";
+import { vetHost, type HostVerdict, type Resolver } from "../policy/addresses.ts";
+import { hostOf } from "../policy/scope.ts";
 import type { Page } from "./connection.ts";
 
 export type BrowserState = "idle" | "leased";

@@ -7,7 +7,7 @@ import { createWebClient, RefusedRequestError, UnreachableError, type NetworkOpt
 import { parsePage, type PageModel } from "./page.ts";
 import { judgeProbe } from "./probe-verdict.ts";
 import { rateLimitOf } from "./rate-limit.ts";
-import { credentialHostRefusal, hostOf, scopeRefusal, type ScopePolicy } from "./scope.ts";
+import { credentialHostRefusal, hostOf, scopeRefusal, type ScopePolicy } from "../policy/scope.ts";
 import { siteErrorOf, siteMessages, type SiteMessage } from "./site-message.ts";
 import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "./session.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "./session-evidence.ts";

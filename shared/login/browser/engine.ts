@@ -20,7 +20,7 @@ import {
 } from "../engine.ts";
 import { isLoginUrl, type LoginStep } from "../forms.ts";
 import { RefusedRequestError } from "../http.ts";
-import { credentialHostRefusal, hostOf, scopeRefusal } from "../scope.ts";
+import { credentialHostRefusal, hostOf, scopeRefusal } from "../../policy/scope.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "../session-evidence.ts";
 import { siteErrorOf } from "../site-message.ts";
 import { durableAnswer, readSubmission, type SubmissionIntent } from "../submission.ts";

@@ -3,7 +3,7 @@ import type { StorageState } from "../../archive/storage-state.ts";
 import { pathOf, refusalOf } from "../engine.ts";
 import { parsePage, type PageModel } from "../page.ts";
 import { judgeProbe } from "../probe-verdict.ts";
-import { hostOf, isWithin } from "../scope.ts";
+import { hostOf, isWithin } from "../../policy/scope.ts";
 import type { SessionEvidence } from "../session-evidence.ts";
 import type { LoginTarget, ProbeOutcome } from "../types.ts";
 import { openContextWithState } from "./browser-state.ts";

@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
 import { parse } from "tldts";
-import { portRefusal } from "../login/scope.ts";
-import { BadRequestError } from "./errors.ts";
+import { portRefusal } from "./scope.ts";
+import { BadRequestError } from "../domain/errors.ts";
 
 export interface TargetPolicy {
   /** Local mode allows `localhost`, IP literals and any port, so test sites on 127.0.0.1 can be targets. */
