@@ -19,7 +19,8 @@ import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError 
 import { isSsoProviderDomain, sameSite } from "../policy/scope.ts";
 import { newProfile, type Profile, type ProfileRef, type ProfileStore } from "./profile.ts";
 import { reauthRestored } from "./reauth-safety.ts";
-import { checkLoginUrl, normalizeDomain, type TargetPolicy } from "../policy/targets.ts";
+import type { TargetPolicy } from "../policy/targets.ts";
+import { checkLoginUrl, normalizeDomain } from "./target-fields.ts";
 import { executionName, startFirstExecution, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
 export interface CredentialInput {

@@ -1,7 +1,6 @@
 import { isIP } from "node:net";
 import { parse } from "tldts";
 import { portRefusal } from "./scope.ts";
-import { BadRequestError } from "../domain/errors.ts";
 
 export interface TargetPolicy {
   /** Local mode allows `localhost`, IP literals and any port, so test sites on 127.0.0.1 can be targets. */
@@ -10,29 +9,26 @@ export interface TargetPolicy {
 
 const hostLabel = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
-/**
- * Turns a user-given domain into the canonical lower-cased host name, or explains in a 400 why it
- * is not one. `field` names the request field in the error.
- */
-export function normalizeDomain(raw: string, field: string, policy: TargetPolicy): string {
+/** A user-given domain as its canonical host name, or why it is not one. */
+export type DomainVerdict = { domain: string } | { refusal: string };
+
+/** Turns a user-given domain into the canonical lower-cased host name, or says why it is not one. */
+export function canonicalDomain(raw: string, policy: TargetPolicy): DomainVerdict {
   const domain = raw.trim().toLowerCase();
-  const fail = (why: string) => {
-    throw new BadRequestError(`${field}: ${why}`, [{ code: field, message: why }]);
-  };
-  if (domain.length === 0) fail("must not be empty");
-  if (domain.length > 253) fail("must be at most 253 characters");
+  if (domain.length === 0) return { refusal: "must not be empty" };
+  if (domain.length > 253) return { refusal: "must be at most 253 characters" };
   if (isIP(domain) !== 0 || domain === "localhost") {
-    if (!policy.allowPrivateTargets) fail(`'${raw}' is an IP address or localhost, which this deployment does not allow`);
-    return domain;
+    if (!policy.allowPrivateTargets) return { refusal: `'${raw}' is an IP address or localhost, which this deployment does not allow` };
+    return { domain };
   }
-  if (/[/:?#@\s]/.test(domain)) fail(`'${raw}' is not a bare host name: give it without scheme, port or path`);
+  if (/[/:?#@\s]/.test(domain)) return { refusal: `'${raw}' is not a bare host name: give it without scheme, port or path` };
   const labels = domain.split(".");
-  if (!labels.every((label) => hostLabel.test(label))) fail(`'${raw}' is not a valid host name`);
+  if (!labels.every((label) => hostLabel.test(label))) return { refusal: `'${raw}' is not a valid host name` };
   if (isPublicSuffix(domain)) {
-    fail(`'${raw}' is a public suffix, under which anyone can register sites: give one site's domain, such as example.${domain}`);
+    return { refusal: `'${raw}' is a public suffix, under which anyone can register sites: give one site's domain, such as example.${domain}` };
   }
-  if (labels.length < 2) fail(`'${raw}' is not a valid host name`);
-  return domain;
+  if (labels.length < 2) return { refusal: `'${raw}' is not a valid host name` };
+  return { domain };
 }
 
 /**
@@ -45,8 +41,7 @@ function isPublicSuffix(domain: string): boolean {
   return publicSuffix === domain && (isIcann === true || isPrivate === true);
 }
 
-/** Refuses with a 400 a `login_url` the login engine would never request in this deployment. */
-export function checkLoginUrl(raw: string, policy: TargetPolicy): void {
-  const why = portRefusal(new URL(raw), policy);
-  if (why) throw new BadRequestError(`login_url: ${why}`, [{ code: "login_url", message: why }]);
+/** Why the login engine would never request this `login_url` in this deployment, or null when it may. */
+export function loginUrlRefusal(raw: string, policy: TargetPolicy): string | null {
+  return portRefusal(new URL(raw), policy);
 }
