@@ -10,7 +10,7 @@ import { timelineRecord, type Connection, type ConnectionStore } from "./connect
 import { loginOutcomes, loginTarget, type LoginOutcomeDeps } from "./login-flows.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
 import { openEvidence } from "./session-evidence.ts";
-import { credentialSent, maxUnverifiedReauths, reauthRateLimited, reauthStopped, secretsAsked, sessionStood } from "./reauth-safety.ts";
+import { credentialSent, maxUnverifiedReauths, reauthRateLimited, reauthStopped, secretsAsked, sessionStood } from "./reauth.ts";
 import { executionName, nextCheckAt, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
 export interface HealthCheckTaskInput {

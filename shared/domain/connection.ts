@@ -3,7 +3,7 @@ import type { SessionEvidenceBasis } from "../login/session-evidence.ts";
 import type { LoginEngineKind } from "../login/types.ts";
 import { NotFoundError } from "./errors.ts";
 import type { Profile } from "./profile.ts";
-import type { RejectedCredential } from "./reauth-safety.ts";
+import type { RejectedCredential } from "./reauth.ts";
 
 export const connectionStatuses = ["AUTHENTICATED", "NEEDS_AUTH"] as const;
 export const flowStatuses = ["IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"] as const;

@@ -4,7 +4,7 @@ import type { SecretBox } from "../secrets/secret-box.ts";
 import { findCredential, toCredentialResource, type Credential, type CredentialForLogin, type CredentialStore } from "./credential.ts";
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
 import type { ConnectionStore } from "./connection.ts";
-import { credentialChanged } from "./reauth-safety.ts";
+import { credentialChanged } from "./reauth.ts";
 import type { TargetPolicy } from "../policy/targets.ts";
 import { normalizeDomain } from "./target-fields.ts";
 
