@@ -1,7 +1,6 @@
 import { ArchiveTooLargeError } from "../archive/errors.ts";
 import { countMetric, log } from "../log.ts";
 import { totpCode } from "../login/totp.ts";
-import { answerPrompt, type ReauthBlock } from "../login/auto-answer.ts";
 import { credentialFitsHost } from "../policy/scope.ts";
 import type { LoginEngine, StepOutcome } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
@@ -10,7 +9,7 @@ import { timelineRecord, type Connection, type ConnectionStore } from "./connect
 import { loginOutcomes, loginTarget, type LoginOutcomeDeps } from "./login-flows.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
 import { openEvidence } from "./session-evidence.ts";
-import { credentialSent, maxUnverifiedReauths, reauthRateLimited, reauthStopped, secretsAsked, sessionStood } from "./reauth.ts";
+import { answerPrompt, credentialSent, maxUnverifiedReauths, reauthRateLimited, reauthStopped, secretsAsked, sessionStood, type ReauthBlock } from "./reauth.ts";
 import { executionName, nextCheckAt, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
 export interface HealthCheckTaskInput {

@@ -3,7 +3,6 @@ import type { SessionEvidenceBasis } from "../login/session-evidence.ts";
 import type { LoginEngineKind } from "../login/types.ts";
 import { NotFoundError } from "./errors.ts";
 import type { Profile } from "./profile.ts";
-import type { RejectedCredential } from "./reauth.ts";
 
 export const connectionStatuses = ["AUTHENTICATED", "NEEDS_AUTH"] as const;
 export const flowStatuses = ["IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"] as const;
@@ -89,10 +88,16 @@ export interface FlowInternals {
   login_engine?: LoginEngineKind | null;
   /** What the last successful login learnt a signed-in page shows, sealed (domain/session-evidence.ts). */
   session_evidence_sealed?: string | null;
-  /** Set while re-auth is stopped because the site rejected the stored credential or kept limiting it (reauth-safety.ts). */
+  /** Set while re-auth is stopped because the site rejected the stored credential or kept limiting it (reauth.ts). */
   reauth_rejected_credential?: RejectedCredential | null;
-  /** Re-auths that sent the stored credential since a check last found the session or a person logged in (reauth-safety.ts). */
+  /** Re-auths that sent the stored credential since a check last found the session or a person logged in (reauth.ts). */
   unverified_reauths?: number;
+}
+
+/** Why re-auth stopped on the stored credential, and what `can_reauth_reason` was before, to restore it. */
+export interface RejectedCredential {
+  credential_id: string;
+  can_reauth_reason: string | null;
 }
 
 export interface Connection extends ConnectionSettings, FlowState, FlowInternals {

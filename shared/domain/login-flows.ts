@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { noSessionIfTooLarge } from "../archive/errors.ts";
 import { log } from "../log.ts";
-import { canReauthReason, reauthPossible } from "../login/auto-answer.ts";
+import { canReauthReason, reauthPossible } from "./reauth.ts";
 import { credentialFitsHost } from "../policy/scope.ts";
 import { submissionProblem } from "../login/submission.ts";
 import type { EngineState, FlowPrompt, LoginEngine, LoginTarget, StepOutcome, Submission } from "../login/types.ts";
