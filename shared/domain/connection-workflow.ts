@@ -1,6 +1,6 @@
 import { ArchiveTooLargeError } from "../archive/errors.ts";
 import { countMetric, log } from "../log.ts";
-import { totpCode } from "../login/totp.ts";
+import { totpCode } from "../secrets/totp.ts";
 import { credentialFitsHost } from "../policy/scope.ts";
 import type { LoginEngine, StepOutcome } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";

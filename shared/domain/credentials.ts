@@ -1,5 +1,5 @@
 import { newId } from "../ids.ts";
-import { base32Decode, InvalidTotpSecretError, totpCode, totpWindowEndsAt } from "../login/totp.ts";
+import { base32Decode, InvalidTotpSecretError, totpCode, totpWindowEndsAt } from "../secrets/totp.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
 import { findCredential, toCredentialResource, type Credential, type CredentialForLogin, type CredentialStore } from "./credential.ts";
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
