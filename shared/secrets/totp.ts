@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { Secret, TOTP } from "otpauth";
 
 /** RFC 6238 time-based one-time passwords over RFC 4648 base32 secrets, as authenticator apps compute them. */
 
@@ -18,93 +18,65 @@ export class InvalidTotpSecretError extends Error {
   }
 }
 
-const base32Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 const defaultStepSeconds = 30;
 /** Characters left over after the last full 8-character group that can hold whole bytes (1, 2, 3 or 4 bytes). */
 const validRemainders = new Set([0, 2, 4, 5, 7]);
 
-/** Decodes base32 case-insensitively, ignoring spaces and `=` padding, as secrets are typed or shown in groups. */
-export function base32Decode(text: string): Buffer {
+/**
+ * The secret's base32 symbols, read case-insensitively, without spaces or `=` padding, as secrets are
+ * typed or shown in groups. Checked here rather than by the library, whose error names the character.
+ */
+function base32Symbols(text: string): string {
   const symbols = text.replace(/[\s=]/g, "").toUpperCase();
   if (!/^[A-Z2-7]*$/.test(symbols)) throw new InvalidTotpSecretError("only the letters A-Z and the digits 2-7 are base32");
   if (!validRemainders.has(symbols.length % 8)) {
     throw new InvalidTotpSecretError(`a base32 text of ${symbols.length} characters cannot end on a whole byte`);
   }
-  const bytes: number[] = [];
-  let buffer = 0;
-  let bufferedBits = 0;
-  for (const symbol of symbols) {
-    buffer = ((buffer << 5) | base32Alphabet.indexOf(symbol)) & 0xffff;
-    bufferedBits += 5;
-    if (bufferedBits >= 8) {
-      bufferedBits -= 8;
-      bytes.push((buffer >> bufferedBits) & 0xff);
-    }
-  }
-  return Buffer.from(bytes);
+  return symbols;
+}
+
+/** Decodes base32 case-insensitively, ignoring spaces and `=` padding. */
+export function base32Decode(text: string): Buffer {
+  return Buffer.from(Secret.fromBase32(base32Symbols(text)).bytes);
 }
 
 /** Encodes bytes as padded RFC 4648 base32. */
 export function base32Encode(bytes: Uint8Array): string {
-  let text = "";
-  let buffer = 0;
-  let bufferedBits = 0;
-  for (const byte of bytes) {
-    buffer = ((buffer << 8) | byte) & 0xffff;
-    bufferedBits += 8;
-    while (bufferedBits >= 5) {
-      bufferedBits -= 5;
-      text += base32Alphabet[(buffer >> bufferedBits) & 0x1f];
-    }
-  }
-  if (bufferedBits > 0) text += base32Alphabet[(buffer << (5 - bufferedBits)) & 0x1f];
+  const text = new Secret({ buffer: Uint8Array.from(bytes).buffer }).base32;
   return text.padEnd(Math.ceil(text.length / 8) * 8, "=");
 }
 
 /** A new 160-bit secret (the size RFC 4226 recommends for HMAC-SHA1): 32 base32 characters, no padding needed. */
 export function generateTotpSecret(): string {
-  return base32Encode(randomBytes(20));
+  return new Secret({ size: 20 }).base32;
 }
 
 /** The code an authenticator app shows at `at` for `secretBase32`. */
 export function totpCode(secretBase32: string, at: Date = new Date(), options: TotpOptions = {}): string {
-  return hotp(totpKey(secretBase32), timeStep(at, options), options);
+  return TOTP.generate({ ...totpSettings(secretBase32, options), timestamp: at.getTime() });
 }
 
 /** Whether `code` is the code of the window holding `at` or of the one before (a code typed just as it rolled over). */
 export function totpMatches(secretBase32: string, code: string, at: Date = new Date(), options: TotpOptions = {}): boolean {
-  const key = totpKey(secretBase32);
-  const step = timeStep(at, options);
-  const typed = Buffer.from(code.replace(/\s/g, ""));
-  return [step, step - 1n].filter((candidate) => candidate >= 0n).some((candidate) => {
-    const expected = Buffer.from(hotp(key, candidate, options));
-    return expected.length === typed.length && timingSafeEqual(expected, typed);
-  });
+  const settings = totpSettings(secretBase32, options);
+  const timestamp = at.getTime();
+  // The library's window of 1 also takes the next window's code, which an authenticator does not show yet.
+  const delta = TOTP.validate({ ...settings, token: code.replace(/\s/g, ""), timestamp, window: 1 });
+  return delta === 0 || (delta === -1 && TOTP.counter({ period: settings.period, timestamp }) > 0);
 }
 
 /** When the code valid at `at` stops being the current one. */
 export function totpWindowEndsAt(at: Date = new Date(), stepSeconds = defaultStepSeconds): Date {
-  const stepMs = stepSeconds * 1000;
-  return new Date((Math.floor(at.getTime() / stepMs) + 1) * stepMs);
+  return new Date(at.getTime() + TOTP.remaining({ period: stepSeconds, timestamp: at.getTime() }));
 }
 
-function totpKey(secretBase32: string): Buffer {
-  const key = base32Decode(secretBase32);
-  if (key.length === 0) throw new InvalidTotpSecretError("the secret is empty");
-  return key;
-}
-
-function timeStep(at: Date, options: TotpOptions): bigint {
-  return BigInt(Math.floor(at.getTime() / 1000 / (options.stepSeconds ?? defaultStepSeconds)));
-}
-
-/** RFC 4226 HOTP with RFC 6238's choice of hash and digit count. */
-function hotp(key: Buffer, counter: bigint, options: TotpOptions): string {
-  const digits = options.digits ?? 6;
-  const message = Buffer.alloc(8);
-  message.writeBigUInt64BE(counter);
-  const mac = createHmac(options.algorithm ?? "sha1", key).update(message).digest();
-  const offset = mac[mac.length - 1]! & 0x0f;
-  const truncated = mac.readUInt32BE(offset) & 0x7fffffff;
-  return String(truncated % 10 ** digits).padStart(digits, "0");
+function totpSettings(secretBase32: string, options: TotpOptions) {
+  const secret = Secret.fromBase32(base32Symbols(secretBase32));
+  if (secret.bytes.length === 0) throw new InvalidTotpSecretError("the secret is empty");
+  return {
+    secret,
+    algorithm: (options.algorithm ?? "sha1").toUpperCase(),
+    digits: options.digits ?? 6,
+    period: options.stepSeconds ?? defaultStepSeconds,
+  };
 }
