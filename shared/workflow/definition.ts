@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { Grant } from "../routes.ts";
+import type { Grant } from "../grants.ts";
 
 /**
  * The task states of the connection workflow and the Lambda behind each: CDK makes one function
