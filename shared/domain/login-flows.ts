@@ -7,7 +7,7 @@ import { credentialFitsHost } from "../policy/scope.ts";
 import { submissionProblem } from "../login/submission.ts";
 import type { EngineState, FlowPrompt, LoginEngine, LoginTarget, StepOutcome, Submission } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
-import type { FlowExecutionInput } from "../workflow/definition.ts";
+import type { FlowExecutionInput } from "./workflow.ts";
 import {
   existingConnection,
   flowSecretsCleared,
