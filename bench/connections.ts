@@ -12,7 +12,7 @@ import { newConnection } from "#shared/domain/connections.ts";
 import { executionName, firstExecutionInput } from "#shared/domain/workflow.ts";
 import { services } from "#shared/services.ts";
 import { insertConnectionItems, markWorkflowStartedUpdate } from "#shared/store/connections-store.ts";
-import { executionArn } from "#shared/workflow/engine.ts";
+import { executionArn } from "#shared/step-functions/engine.ts";
 import { indexKeys, keys } from "#shared/store/keys.ts";
 import { tableDefinition } from "#shared/store/table.ts";
 import { localOrg, type LocalStack } from "../infra/local/stack.ts";

@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Grant } from "#shared/grants.ts";
 import { authorizer, corsPreflight, routes } from "#shared/routes.ts";
-import { workflowTasks, type WorkflowTask } from "#shared/workflow/definition.ts";
+import { workflowTasks, type WorkflowTask } from "#shared/step-functions/definition.ts";
 import { browserPackages, lambdaBundle } from "../../infra/constructs/bundling.ts";
 import { authConnectionApp } from "../../infra/stack.ts";
 import { patientMs } from "../support/patience.ts";
