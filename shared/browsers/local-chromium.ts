@@ -6,7 +6,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { readOrCreateKey } from "../secrets/local-key-file.ts";
-import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
+import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "../domain/browser-provider.ts";
 import { sha256Hex } from "./task/digest.ts";
 import { leaseCall, type LeaseChange } from "./task/lease-call.ts";
 

@@ -1,4 +1,4 @@
-import type { BrowserProvider } from "../browsers/provider.ts";
+import type { BrowserProvider } from "../domain/browser-provider.ts";
 import type { Config } from "../config.ts";
 import type { StartUrlAddressPolicy } from "../domain/pool.ts";
 import { poolsCore } from "../domain/pools.ts";
