@@ -13,7 +13,7 @@ import { secretBox } from "#shared/composition/secrets.ts";
 import { connectionStore } from "#shared/composition/table.ts";
 import type { Connection } from "#shared/domain/connection.ts";
 import { loginTarget } from "#shared/domain/login-flows.ts";
-import { openEvidence } from "#shared/domain/session-evidence.ts";
+import { openEvidence } from "#shared/domain/sealed-evidence.ts";
 import { createLoginEngine } from "#shared/login/engine.ts";
 import type { SessionEvidence } from "#shared/login/session-evidence.ts";
 import type { FlowPrompt, LoginEngine, LoginTarget } from "#shared/login/types.ts";

@@ -86,7 +86,7 @@ export interface FlowInternals {
   login_requirements?: string[] | null;
   /** The engine the last successful login ran in; its health checks and re-auths use the same one. */
   login_engine?: LoginEngineKind | null;
-  /** What the last successful login learnt a signed-in page shows, sealed (domain/session-evidence.ts). */
+  /** What the last successful login learnt a signed-in page shows, sealed (domain/sealed-evidence.ts). */
   session_evidence_sealed?: string | null;
   /** Set while re-auth is stopped because the site rejected the stored credential or kept limiting it (reauth.ts). */
   reauth_rejected_credential?: RejectedCredential | null;

@@ -21,7 +21,7 @@ import {
 } from "./connection.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "./errors.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
-import { evidenceFields, openEvidence } from "./session-evidence.ts";
+import { evidenceFields, openEvidence } from "./sealed-evidence.ts";
 import { scaledMs, startFirstExecution, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
 /** How long a flow may wait for input, and live in all (api.md, Flow rules); scaled locally. */

@@ -4,7 +4,7 @@ import { credentials } from "#shared/composition/credentials.ts";
 import { profileSessions } from "#shared/composition/profile-sessions.ts";
 import { secretBox } from "#shared/composition/secrets.ts";
 import type { Connection } from "#shared/domain/connection.ts";
-import { healthCheckCore, reauthCore, type HealthCheckTaskInput } from "#shared/domain/connection-workflow.ts";
+import { healthCheckCore, reauthCore, type HealthCheckTaskInput } from "#shared/domain/health-checks.ts";
 import { reauthStopped } from "#shared/domain/reauth.ts";
 import { createLoginEngine } from "#shared/login/engine.ts";
 import type { LoginEngine, ProbeOutcome, StepOutcome } from "#shared/login/types.ts";

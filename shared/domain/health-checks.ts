@@ -7,7 +7,7 @@ import type { SecretBox } from "../secrets/secret-box.ts";
 import { timelineRecord, type Connection, type ConnectionStore } from "./connection.ts";
 import { loginOutcomes, loginTarget, type LoginOutcomeDeps } from "./login-flows.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
-import { openEvidence } from "./session-evidence.ts";
+import { openEvidence } from "./sealed-evidence.ts";
 import { answerPrompt, credentialSent, maxUnverifiedReauths, reauthRateLimited, reauthStopped, secretsAsked, sessionStood, type ReauthBlock } from "./reauth.ts";
 import { executionName, nextCheckAt, type WorkflowEngine, type WorkflowState, type WorkflowTiming } from "./workflow.ts";
 
