@@ -15,7 +15,7 @@ import type { Connection } from "#shared/domain/connection.ts";
 import { loginTarget } from "#shared/domain/login-flows.ts";
 import { openEvidence } from "#shared/domain/sealed-evidence.ts";
 import { createLoginEngine } from "#shared/login/engine.ts";
-import type { SessionEvidence } from "#shared/login/session-evidence.ts";
+import type { SessionEvidence } from "#shared/login/types.ts";
 import type { FlowPrompt, LoginEngine, LoginTarget } from "#shared/login/types.ts";
 import { localOrg, type LocalStack } from "../infra/local/stack.ts";
 import type { Connection as ConnectionResource } from "../test/support/login-flows.ts";

@@ -1,6 +1,5 @@
 import { newId } from "../ids.ts";
-import type { SessionEvidenceBasis } from "../login/session-evidence.ts";
-import type { LoginEngineKind } from "../login/types.ts";
+import type { LoginEngineKind, SessionEvidenceBasis } from "../login/types.ts";
 import { NotFoundError } from "./errors.ts";
 import type { Profile } from "./profile.ts";
 

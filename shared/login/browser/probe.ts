@@ -4,7 +4,7 @@ import { pathOf, refusalOf } from "../engine.ts";
 import { parsePage, type PageModel } from "../page.ts";
 import { judgeProbe } from "../probe-verdict.ts";
 import { hostOf, isWithin } from "../../policy/scope.ts";
-import type { SessionEvidence } from "../session-evidence.ts";
+import type { SessionEvidence } from "../types.ts";
 import type { LoginTarget, ProbeOutcome } from "../types.ts";
 import { openContextWithState } from "./browser-state.ts";
 import { navigate, NavigationError, unreachableReason } from "./chromium.ts";
