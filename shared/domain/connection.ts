@@ -1,6 +1,7 @@
 import { newId } from "../ids.ts";
 import type { LoginEngineKind, SessionEvidenceBasis } from "../login/types.ts";
 import { NotFoundError } from "./errors.ts";
+import type { Page } from "./list-page.ts";
 import type { Profile } from "./profile.ts";
 
 export const connectionStatuses = ["AUTHENTICATED", "NEEDS_AUTH"] as const;
@@ -262,11 +263,6 @@ export type ConnectionListScope =
   | { kind: "profile"; profileId: string }
   | { kind: "domain"; domain: string }
   | { kind: "profileAndDomain"; profileId: string; domain: string };
-
-export interface Page<T> {
-  items: T[];
-  hasMore: boolean;
-}
 
 export type InsertOutcome =
   | { outcome: "created" }

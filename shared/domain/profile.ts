@@ -1,5 +1,5 @@
 import { newId } from "../ids.ts";
-import type { Page } from "./connection.ts";
+import type { Page } from "./list-page.ts";
 
 /** Where a profile's saved session lives; null until a login or an import stores one. */
 export interface ArchiveRef {
