@@ -12,7 +12,7 @@ import { rm, stat } from "node:fs/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { authorizer, routes } from "#shared/routes.ts";
-import { workflowTasks, type WorkflowTask } from "#shared/workflow/definition.ts";
+import { workflowTasks, type WorkflowTask } from "#shared/step-functions/definition.ts";
 import { esbuildOptions, lambdaBundle } from "../infra/constructs/bundling.ts";
 import { percentile } from "./stats.ts";
 import { renderTable } from "./table.ts";

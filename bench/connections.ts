@@ -13,7 +13,7 @@ import { executionName, firstExecutionInput } from "#shared/domain/workflow.ts";
 import { resourceName } from "#shared/config.ts";
 import { services } from "#shared/services.ts";
 import { insertConnectionItems, markWorkflowStartedUpdate } from "#shared/store/connections-store.ts";
-import { executionArn } from "#shared/workflow/engine.ts";
+import { executionArn } from "#shared/step-functions/engine.ts";
 import { indexKeys, keys } from "#shared/store/keys.ts";
 import { tableDefinition } from "#shared/store/table.ts";
 import { localOrg, type LocalStack } from "../infra/local/stack.ts";

@@ -1,4 +1,5 @@
-import { archiveUploadLimitBytes } from "./domain/profile.ts";
+import type { Grant } from "./grants.ts";
+import { archiveUploadLimitBytes } from "./limits.ts";
 
 /**
  * The route table, read by CDK (one Lambda per route) and by the local gateway (same handlers).
@@ -35,23 +36,6 @@ export interface Route {
   /** What the route's function may touch; CDK grants exactly these. */
   grants: readonly Grant[];
 }
-
-export type Grant =
-  | "table:read"
-  | "table:write"
-  | "archives:read"
-  | "archives:write"
-  | "workflow:start"
-  | "workflow:stop"
-  /** SendTaskSuccess/Failure: resuming a login flow that waits for the user's input. */
-  | "workflow:signal"
-  /** Sealing and opening secrets (credentials, login state) with the secret box's KMS key. */
-  | "secrets:use"
-  /**
-   * Leasing, resetting and destroying pooled browsers: stopping, describing and listing the browser
-   * tasks, and deriving their admin secrets. Nothing in a stack deployed without pools.
-   */
-  | "browsers:lease";
 
 /** Request and response bodies of these types travel base64-encoded through API Gateway. */
 export const binaryMediaTypes = ["application/zstd", "application/x-tar", "application/octet-stream", "application/zip"] as const;

@@ -1,5 +1,5 @@
 import { inputWaits } from "#shared/composition/flow-waits.ts";
-import { awaitInputTaskInput } from "#shared/workflow/task-inputs.ts";
+import { awaitInputTaskInput } from "#shared/step-functions/task-inputs.ts";
 
 /** The workflow's AwaitInput task state (`.waitForTaskToken`): registers the token submit answers. */
 export async function handler(payload: unknown) {

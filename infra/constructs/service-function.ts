@@ -9,7 +9,7 @@ import type { IBucket } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 import { fileURLToPath } from "node:url";
 import type { Config } from "#shared/config.ts";
-import type { Grant } from "#shared/routes.ts";
+import type { Grant } from "#shared/grants.ts";
 import { awsSdkModules, browserPackages, lambdaBundle } from "./bundling.ts";
 import type { BrowserTasks } from "./browser-tasks.ts";
 import { acknowledgeWildcard } from "./nag.ts";

@@ -2,7 +2,7 @@ import { ArnFormat, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
-import { definitionText, workflowTasks, type WorkflowTask, type WorkflowTaskState } from "#shared/workflow/definition.ts";
+import { definitionText, workflowTasks, type WorkflowTask, type WorkflowTaskState } from "#shared/step-functions/definition.ts";
 import { acknowledgeWildcard } from "./nag.ts";
 import { ServiceFunction, type FunctionResources } from "./service-function.ts";
 

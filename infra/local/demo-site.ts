@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { totpMatches } from "#shared/login/totp.ts";
+import { totpMatches } from "#shared/secrets/totp.ts";
 
 /**
  * The website `npm start` serves for the quick start to log in to: email and password, then a code

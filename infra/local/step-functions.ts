@@ -6,7 +6,7 @@ import { StateMachine } from "aws-local-stepfunctions";
 
 type JSONValue = Parameters<StateMachine["run"]>[0];
 import { scaledMs } from "#shared/domain/workflow.ts";
-import { substitutedDefinition, workflowTasks, type WorkflowTaskState } from "#shared/workflow/definition.ts";
+import { substitutedDefinition, workflowTasks, type WorkflowTaskState } from "#shared/step-functions/definition.ts";
 
 type ExecutionStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "ABORTED";
 
@@ -46,7 +46,7 @@ const retainedExecutions = 10_000;
 
 /**
  * Runs the deployed ASL with aws-local-stepfunctions behind an endpoint speaking the Step Functions
- * JSON protocol, so the production adapter (shared/workflow/engine.ts) runs unchanged, as does the
+ * JSON protocol, so the production adapter (shared/step-functions/engine.ts) runs unchanged, as does the
  * official `@aws-sdk/client-sfn` (the protocol test's client). Task states call
  * the same handler files CDK deploys, in this process.
  */

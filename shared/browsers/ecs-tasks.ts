@@ -11,7 +11,7 @@ import {
   type Task,
 } from "@aws-sdk/client-ecs";
 import { log } from "../log.ts";
-import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
+import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "../domain/browser-provider.ts";
 import { sha256Hex } from "./task/digest.ts";
 import { adminCallTimeoutMs, leaseCall, type LeaseChange } from "./task/lease-call.ts";
 

@@ -6,7 +6,8 @@ import { basename, dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { readOrCreateKey } from "../secrets/local-key-file.ts";
-import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "./provider.ts";
+import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "../domain/browser-provider.ts";
+import { isAlive, ownedName, ownerInName, processesWhere, processInfo, runsWith, thisProcess, type ProcessIdentity } from "./processes.ts";
 import { sha256Hex } from "./task/digest.ts";
 import { leaseCall, type LeaseChange } from "./task/lease-call.ts";
 
@@ -138,60 +139,7 @@ async function isolate(dir: string): Promise<number> {
 /** The entry's stdout, where it announces its port and DevTools path once it serves. */
 const entryOutputFile = (dir: string) => join(dir, "entry.out");
 
-/**
- * The command line, state, process group and start time (clock ticks after boot) of a live or
- * zombie process; undefined once it is gone.
- */
-async function processInfo(pid: number): Promise<{ args: string[]; state: string; group: number; startTime: number } | undefined> {
-  try {
-    const [cmdline, stat] = await Promise.all([readFile(`/proc/${pid}/cmdline`, "utf8"), readFile(`/proc/${pid}/stat`, "utf8")]);
-    // After the command name come the fields from the third on: state, parent pid, process group, ...
-    // and the start time as the twenty-second.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { args: cmdline.split("\0"), state: fields[0] ?? "", group: Number(fields[2]), startTime: Number(fields[19]) };
-  } catch (error) {
-    // Only a process that is gone answers "gone": any other failure (out of file handles, say) is no
-    // reason to think a browser dead and remove the directory it still runs on.
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ESRCH") return undefined;
-    throw error;
-  }
-}
-
-/** A process told apart, by its start time, from a later one given the same pid. */
-export interface ProcessIdentity {
-  pid: number;
-  startTime: number;
-}
-
-export async function thisProcess(): Promise<ProcessIdentity> {
-  const info = await processInfo(process.pid);
-  if (!info) throw new Error("/proc does not show this process");
-  return { pid: process.pid, startTime: info.startTime };
-}
-
-export async function isAlive(owner: ProcessIdentity): Promise<boolean> {
-  const info = await processInfo(owner.pid);
-  return info !== undefined && info.state !== "Z" && info.startTime === owner.startTime;
-}
-
-/**
- * A dot-name for a directory being prepared, naming its owner so that a crash's remnant can be told
- * from another process's work in progress.
- */
-export const ownedName = (prefix: string, owner: ProcessIdentity) => `.${prefix}-${owner.pid}-${owner.startTime}-`;
-
-export function ownerInName(prefix: string, name: string): ProcessIdentity | undefined {
-  const match = new RegExp(`^\\.${prefix}-(\\d+)-(\\d+)-`).exec(name);
-  return match ? { pid: Number(match[1]), startTime: Number(match[2]) } : undefined;
-}
-
 const exists = (path: string) => access(path).then(() => true, () => false);
-
-/** A live process (not a zombie) whose command line `matches`. */
-function runsWith(info: { args: string[]; state: string } | undefined, matches: (args: string[]) => boolean): boolean {
-  return info !== undefined && info.state !== "Z" && matches(info.args);
-}
 
 /** What browser.json says of the browser launched in `dir`, once the launch has written it. */
 async function recordedBrowser(dir: string): Promise<{ pid: number; startTime?: number } | undefined> {
@@ -213,16 +161,6 @@ async function isRunning(pid: number, dir: string): Promise<boolean> {
   }
   return runsWith(info, entryOn(dir));
 }
-
-/** Live processes whose command line `matches` (those whose pid was never written included). */
-async function processesWhere(matches: (args: string[]) => boolean): Promise<{ pid: number; group: number; startTime: number }[]> {
-  const pids = (await readdir("/proc")).filter((entry) => /^\d+$/.test(entry)).map(Number);
-  const found = await Promise.all(pids.map(async (pid) => ({ pid, info: await processInfo(pid) })));
-  return found.flatMap(({ pid, info }) => (info && runsWith(info, matches) ? [{ pid, group: info.group, startTime: info.startTime }] : []));
-}
-
-/** Live processes started with `arg` on their command line, such as a browser's profile flag. */
-export const processesWith = (arg: string) => processesWhere((args) => args.includes(arg));
 
 /**
  * Prepares `target` in a fresh directory whose name says this process owns it, then renames it into

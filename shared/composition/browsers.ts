@@ -1,7 +1,7 @@
 import { ECSClient } from "@aws-sdk/client-ecs";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { ecsBrowsers } from "../browsers/ecs-tasks.ts";
-import { unavailableBrowsers, type BrowserProvider } from "../browsers/provider.ts";
+import { unavailableBrowsers, type BrowserProvider } from "../domain/browser-provider.ts";
 import { kmsTaskAdminSecrets } from "../browsers/task-admin-secrets.ts";
 import type { Config } from "../config.ts";
 import { perConfig } from "./config.ts";

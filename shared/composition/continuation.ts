@@ -1,4 +1,4 @@
-import { continuationCore } from "../domain/connection-workflow.ts";
+import { continuationCore } from "../domain/health-checks.ts";
 import { perConfig, workflowTiming } from "./config.ts";
 import { connectionStore } from "./table.ts";
 import { workflowEngine } from "./workflow-engine.ts";

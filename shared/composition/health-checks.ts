@@ -1,4 +1,4 @@
-import { healthCheckCore } from "../domain/connection-workflow.ts";
+import { healthCheckCore } from "../domain/health-checks.ts";
 import { perConfig, workflowTiming } from "./config.ts";
 import { loginEngine } from "./login-engine.ts";
 import { profileSessions } from "./profile-sessions.ts";

@@ -1,4 +1,4 @@
-import { reauthCore } from "../domain/connection-workflow.ts";
+import { reauthCore } from "../domain/health-checks.ts";
 import { loginStepCore, type LoginOutcomeDeps } from "../domain/login-flows.ts";
 import type { Config } from "../config.ts";
 import { perConfig, workflowTiming } from "./config.ts";

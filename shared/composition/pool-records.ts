@@ -1,9 +1,9 @@
-import type { BrowserProvider } from "../browsers/provider.ts";
+import type { BrowserProvider } from "../domain/browser-provider.ts";
 import type { Config } from "../config.ts";
 import type { StartUrlAddressPolicy } from "../domain/pool.ts";
 import { poolsCore } from "../domain/pools.ts";
 import { resolveProfile } from "../domain/profiles.ts";
-import { systemResolver } from "../login/system-resolver.ts";
+import { systemResolver } from "../policy/system-resolver.ts";
 import { perConfig, targetPolicy } from "./config.ts";
 import { poolStore, profileStore } from "./table.ts";
 

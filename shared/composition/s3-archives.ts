@@ -1,6 +1,6 @@
 import { S3Client } from "@aws-sdk/client-s3";
-import { s3ArchiveStore } from "../archive/archive-store.ts";
-import { s3ReplayStore } from "../archive/replay-store.ts";
+import { s3ArchiveStore } from "../store/archive-store.ts";
+import { s3ReplayStore } from "../store/replay-store.ts";
 import { resourceName, type Config } from "../config.ts";
 import { perConfig } from "./config.ts";
 import { outagesAsServiceUnavailable, sdkClientSettings } from "./sdk-settings.ts";

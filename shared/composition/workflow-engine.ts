@@ -1,5 +1,5 @@
 import { SFNClient } from "@aws-sdk/client-sfn";
-import { sfnFlowSignal, sfnWorkflowEngine } from "../workflow/engine.ts";
+import { sfnFlowSignal, sfnWorkflowEngine } from "../step-functions/engine.ts";
 import { perConfig } from "./config.ts";
 import { resourceName } from "../config.ts";
 import { outagesAsServiceUnavailable, sdkClientSettings } from "./sdk-settings.ts";

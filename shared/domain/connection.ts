@@ -1,9 +1,8 @@
 import { newId } from "../ids.ts";
-import type { SessionEvidenceBasis } from "../login/session-evidence.ts";
-import type { LoginEngineKind } from "../login/types.ts";
+import type { LoginEngineKind, SessionEvidenceBasis } from "../login/types.ts";
 import { NotFoundError } from "./errors.ts";
+import type { Page } from "./list-page.ts";
 import type { Profile } from "./profile.ts";
-import type { RejectedCredential } from "./reauth-safety.ts";
 
 export const connectionStatuses = ["AUTHENTICATED", "NEEDS_AUTH"] as const;
 export const flowStatuses = ["IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"] as const;
@@ -87,12 +86,18 @@ export interface FlowInternals {
   login_requirements?: string[] | null;
   /** The engine the last successful login ran in; its health checks and re-auths use the same one. */
   login_engine?: LoginEngineKind | null;
-  /** What the last successful login learnt a signed-in page shows, sealed (domain/session-evidence.ts). */
+  /** What the last successful login learnt a signed-in page shows, sealed (domain/sealed-evidence.ts). */
   session_evidence_sealed?: string | null;
-  /** Set while re-auth is stopped because the site rejected the stored credential or kept limiting it (reauth-safety.ts). */
+  /** Set while re-auth is stopped because the site rejected the stored credential or kept limiting it (reauth.ts). */
   reauth_rejected_credential?: RejectedCredential | null;
-  /** Re-auths that sent the stored credential since a check last found the session or a person logged in (reauth-safety.ts). */
+  /** Re-auths that sent the stored credential since a check last found the session or a person logged in (reauth.ts). */
   unverified_reauths?: number;
+}
+
+/** Why re-auth stopped on the stored credential, and what `can_reauth_reason` was before, to restore it. */
+export interface RejectedCredential {
+  credential_id: string;
+  can_reauth_reason: string | null;
 }
 
 export interface Connection extends ConnectionSettings, FlowState, FlowInternals {
@@ -258,11 +263,6 @@ export type ConnectionListScope =
   | { kind: "profile"; profileId: string }
   | { kind: "domain"; domain: string }
   | { kind: "profileAndDomain"; profileId: string; domain: string };
-
-export interface Page<T> {
-  items: T[];
-  hasMore: boolean;
-}
 
 export type InsertOutcome =
   | { outcome: "created" }

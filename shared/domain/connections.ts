@@ -16,10 +16,11 @@ import {
 } from "./connection.ts";
 import { findCredential, type CredentialStore } from "./credential.ts";
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
-import { isSsoProviderDomain, sameSite } from "../login/scope.ts";
+import { isSsoProviderDomain, sameSite } from "../policy/scope.ts";
 import { newProfile, type Profile, type ProfileRef, type ProfileStore } from "./profile.ts";
-import { reauthRestored } from "./reauth-safety.ts";
-import { checkLoginUrl, normalizeDomain, type TargetPolicy } from "./targets.ts";
+import { reauthRestored } from "./reauth.ts";
+import type { TargetPolicy } from "../policy/targets.ts";
+import { checkLoginUrl, normalizeDomain } from "./target-fields.ts";
 import { executionName, startFirstExecution, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
 export interface CredentialInput {

@@ -1,4 +1,4 @@
-import type { Page } from "./connection.ts";
+import type { Page } from "./list-page.ts";
 import { findByIdOrName } from "./id-or-name.ts";
 
 /**

@@ -1,11 +1,12 @@
 import { newId } from "../ids.ts";
-import { base32Decode, InvalidTotpSecretError, totpCode, totpWindowEndsAt } from "../login/totp.ts";
+import { base32Decode, InvalidTotpSecretError, totpCode, totpWindowEndsAt } from "../secrets/totp.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
 import { findCredential, toCredentialResource, type Credential, type CredentialForLogin, type CredentialStore } from "./credential.ts";
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
 import type { ConnectionStore } from "./connection.ts";
-import { credentialChanged } from "./reauth-safety.ts";
-import { normalizeDomain, type TargetPolicy } from "./targets.ts";
+import { credentialChanged } from "./reauth.ts";
+import type { TargetPolicy } from "../policy/targets.ts";
+import { normalizeDomain } from "./target-fields.ts";
 
 export interface CredentialsCoreDeps {
   credentials: CredentialStore;

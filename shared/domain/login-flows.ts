@@ -2,12 +2,12 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { noSessionIfTooLarge } from "../archive/errors.ts";
 import { log } from "../log.ts";
-import { canReauthReason, reauthPossible } from "../login/auto-answer.ts";
-import { credentialFitsHost } from "../login/scope.ts";
+import { canReauthReason, reauthPossible } from "./reauth.ts";
+import { credentialFitsHost } from "../policy/scope.ts";
 import { submissionProblem } from "../login/submission.ts";
 import type { EngineState, FlowPrompt, LoginEngine, LoginTarget, StepOutcome, Submission } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
-import type { FlowExecutionInput } from "../workflow/definition.ts";
+import type { FlowExecutionInput } from "./workflow.ts";
 import {
   existingConnection,
   flowSecretsCleared,
@@ -21,7 +21,7 @@ import {
 } from "./connection.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "./errors.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
-import { evidenceFields, openEvidence } from "./session-evidence.ts";
+import { evidenceFields, openEvidence } from "./sealed-evidence.ts";
 import { scaledMs, startFirstExecution, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 
 /** How long a flow may wait for input, and live in all (api.md, Flow rules); scaled locally. */

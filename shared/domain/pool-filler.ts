@@ -1,4 +1,4 @@
-import type { BrowserProvider } from "../browsers/provider.ts";
+import type { BrowserProvider } from "./browser-provider.ts";
 import { newId } from "../ids.ts";
 import { errorFields, log } from "../log.ts";
 import { vetStartUrl, type Pool, type PooledBrowser, type PoolStore, type PoolWithBrowsers, type StartUrlAddressPolicy } from "./pool.ts";

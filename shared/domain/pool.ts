@@ -1,6 +1,6 @@
-import { vetHost, type HostVerdict, type Resolver } from "../login/address-policy.ts";
-import { hostOf } from "../login/scope.ts";
-import type { Page } from "./connection.ts";
+import { vetHost, type HostVerdict, type Resolver } from "../policy/addresses.ts";
+import { hostOf } from "../policy/scope.ts";
+import type { Page } from "./list-page.ts";
 
 export type BrowserState = "idle" | "leased";
 

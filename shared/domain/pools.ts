@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { BrowserProvider } from "../browsers/provider.ts";
+import type { BrowserProvider } from "./browser-provider.ts";
 import { newId } from "../ids.ts";
 import { errorFields, log } from "../log.ts";
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";

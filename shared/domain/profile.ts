@@ -1,5 +1,5 @@
 import { newId } from "../ids.ts";
-import type { Page } from "./connection.ts";
+import type { Page } from "./list-page.ts";
 
 /** Where a profile's saved session lives; null until a login or an import stores one. */
 export interface ArchiveRef {
@@ -78,9 +78,3 @@ export interface ArchiveBlobStore {
   open(org: string, profileId: string, kind: ArchiveRef["kind"]): Promise<{ body: NodeJS.ReadableStream; size: number } | undefined>;
   remove(org: string, profileId: string, kind: ArchiveRef["kind"]): Promise<void>;
 }
-
-/**
- * Largest archive accepted through the API: a Lambda request holds 6 MB, and API Gateway sends
- * binary bodies base64-encoded (4/3 larger).
- */
-export const archiveUploadLimitBytes = 4 * 1024 * 1024;

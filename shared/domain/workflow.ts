@@ -1,5 +1,21 @@
-import type { FlowExecutionInput, WorkflowState } from "../workflow/definition.ts";
 import type { Connection, ConnectionStore } from "./connection.ts";
+
+/** The input an execution starts with, and the state each loop iteration carries. */
+export interface WorkflowState {
+  org: string;
+  connection_id: string;
+  /** Counts the executions this connection has continued into; names them uniquely. */
+  generation: number;
+  iteration: number;
+  next_check_at: string;
+}
+
+/** The input of a login flow's execution (the `Start` state tells it from a health-check loop by `flow_id`). */
+export interface FlowExecutionInput {
+  org: string;
+  connection_id: string;
+  flow_id: string;
+}
 
 /** Starts and stops the per-connection executions (Step Functions in AWS and locally). */
 export interface WorkflowEngine {

@@ -1,6 +1,6 @@
 import { slug, uniqueId } from "./fields.ts";
 import { signOutWords, xpathOf, type Control, type Form, type Link, type PageModel } from "./page.ts";
-import { ssoProviderOfHost } from "./scope.ts";
+import { ssoProviderOfHost } from "../policy/scope.ts";
 import type { Choice, MfaType } from "./types.ts";
 
 /** The things a page offers to pick: MFA methods, accounts, identity providers, or other options. */

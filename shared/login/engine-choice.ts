@@ -1,5 +1,5 @@
 import type { StorageState } from "../archive/storage-state.ts";
-import type { SessionEvidence } from "./session-evidence.ts";
+import type { SessionEvidence } from "./types.ts";
 import { durableAnswer } from "./submission.ts";
 import { loginEngineKinds, type EngineState, type LoginEngine, type LoginEngineKind, type LoginTarget, type StepOutcome, type Submission } from "./types.ts";
 

@@ -7,10 +7,10 @@ import { createWebClient, RefusedRequestError, UnreachableError, type NetworkOpt
 import { parsePage, type PageModel } from "./page.ts";
 import { judgeProbe } from "./probe-verdict.ts";
 import { rateLimitOf } from "./rate-limit.ts";
-import { credentialHostRefusal, hostOf, scopeRefusal, type ScopePolicy } from "./scope.ts";
+import { credentialHostRefusal, hostOf, scopeRefusal, type ScopePolicy } from "../policy/scope.ts";
 import { siteErrorOf, siteMessages, type SiteMessage } from "./site-message.ts";
 import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "./session.ts";
-import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "./session-evidence.ts";
+import { learnSessionEvidence, sessionCookieNames, unlearntEvidence } from "./session-evidence.ts";
 import { isDurableFieldType, readSubmission } from "./submission.ts";
 import type {
   EngineState,
@@ -22,6 +22,7 @@ import type {
   LoginTarget,
   MfaType,
   ProbeOutcome,
+  SessionEvidence,
   StepOutcome,
   Submission,
 } from "./types.ts";

@@ -1,5 +1,6 @@
 import type { PageModel } from "./page.ts";
-import { judgeWithEvidence, type SessionEvidence } from "./session-evidence.ts";
+import { judgeWithEvidence } from "./session-evidence.ts";
+import type { SessionEvidence } from "./types.ts";
 import type { ProbeOutcome } from "./types.ts";
 
 /**

@@ -3,42 +3,7 @@ import { isTag, isText, type AnyNode, type Element, type Text } from "domhandler
 import { DomUtils } from "htmlparser2";
 import { isSignInLink } from "./forms.ts";
 import { signOutAddress, type PageModel } from "./page.ts";
-
-/**
- * What tells a site's signed-in landing page from the same page without the session, learnt at each
- * login from two fetches of `post_login_url` with the session and one without, and looked for again
- * by every health check. Values that could name the account are kept as hashes salted per login, no
- * locator or cookie name that contains it is kept, and the whole is sealed on the connection's record.
- */
-export interface SessionEvidence {
-  version: 2;
-  basis: SessionEvidenceBasis;
-  salt: string;
-  /** Shown by both signed-in fetches and not without the session: a check counts as logged in while at least one still shows. */
-  signedIn: SignedInMarker[];
-  /**
-   * Where (element locators) the page without the session offered to sign in and the signed-in one
-   * did not. Read only when no marker was learnt: an offer in one of these places means logged out.
-   */
-  signInPlaces: string[];
-  /** Cookies the login added that stayed through both signed-in fetches: a page that deletes one has ended the session. */
-  sessionCookies: string[];
-}
-
-/**
- * `verified`: checks look for the evidence. `unverifiable`: the page looked the same with and without
- * the session, or could not be fetched again after the login, so a check can notice a redirect to a
- * login page, a password form or 401/403, and nothing more.
- */
-export const sessionEvidenceBases = ["verified", "unverifiable"] as const;
-export type SessionEvidenceBasis = (typeof sessionEvidenceBases)[number];
-
-export type SignedInMarker =
-  | { kind: "sign_out" }
-  /** The account's name or identifier, hashed, shown inside the element `where` names (see `locatorOf`). */
-  | { kind: "account_name"; where: string; hash: string }
-  /** A link to the account's own page, hashed. */
-  | { kind: "account_link"; hash: string };
+import { sessionEvidenceBases, type SessionEvidence, type SessionEvidenceBasis, type SignedInMarker } from "./types.ts";
 
 /** The page fetched without the session. */
 export interface AnonymousPage {

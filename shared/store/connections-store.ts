@@ -4,11 +4,11 @@ import type {
   ConnectionListScope,
   ConnectionStore,
   InsertOutcome,
-  Page,
   RecordGuard,
   TimelineEvent,
   TimelineRecord,
 } from "../domain/connection.ts";
+import type { Page } from "../domain/list-page.ts";
 import type { Profile } from "../domain/profile.ts";
 import { newestFirst, transact, unlessConditionFails, withoutKeys, writeBatch } from "./dynamo.ts";
 import { indexKeys, keys, timelinePrefix } from "./keys.ts";

@@ -1,5 +1,5 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import type { Page } from "../domain/connection.ts";
+import type { Page } from "../domain/list-page.ts";
 import type { Profile, ProfileRef, ProfileStore, RemoveOutcome, RenameOutcome } from "../domain/profile.ts";
 import { newestFirst, pauseAfterLostRace, transact, unlessConditionFails, withoutKeys } from "./dynamo.ts";
 import { indexKeys, keys } from "./keys.ts";

@@ -5,7 +5,7 @@ import type Kernel from "@onkernel/sdk";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openContextWithState } from "#shared/login/browser/browser-state.ts";
-import { totpCode } from "#shared/login/totp.ts";
+import { totpCode } from "#shared/secrets/totp.ts";
 import { scriptShapes, startScriptSites, type ScriptShape, type ScriptSites } from "../sites/script-sites.ts";
 import { chromiumChildren, loginChromiumForTests } from "../support/login-chromium.ts";
 import { downloadedSession, driveLogin, flowStatusesAcrossDelete, nextFlowState, type Connection } from "../support/login-flows.ts";

@@ -1,6 +1,6 @@
 import Kernel, { ConflictError, NotFoundError } from "@onkernel/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { totpCode } from "#shared/login/totp.ts";
+import { totpCode } from "#shared/secrets/totp.ts";
 import { rawAccess, type Attempt } from "../support/raw-requests.ts";
 import { officialClient, startTestStack } from "../support/stack.ts";
 

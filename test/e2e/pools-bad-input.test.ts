@@ -1,6 +1,6 @@
 import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { unavailableBrowsers } from "#shared/browsers/provider.ts";
+import { unavailableBrowsers } from "#shared/domain/browser-provider.ts";
 import { ServiceUnavailableError } from "#shared/domain/errors.ts";
 import type { PoolResource, SessionResource } from "#shared/domain/pool.ts";
 import { poolsCore } from "#shared/domain/pools.ts";

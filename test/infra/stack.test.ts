@@ -3,10 +3,11 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { beforeAll, describe, expect, it } from "vitest";
 import { exposedHeaders } from "#shared/http/cors.ts";
-import { authorizer, binaryMediaTypes, corsPaths, corsPreflight, routes, type Grant } from "#shared/routes.ts";
+import type { Grant } from "#shared/grants.ts";
+import { authorizer, binaryMediaTypes, corsPaths, corsPreflight, routes } from "#shared/routes.ts";
 import { tableDefinition } from "#shared/store/table.ts";
 import { browserFlowTimeoutSeconds } from "#shared/domain/login-flows.ts";
-import { definitionText, substitutedDefinition, workflowTasks, type WorkflowTask } from "#shared/workflow/definition.ts";
+import { definitionText, substitutedDefinition, workflowTasks, type WorkflowTask } from "#shared/step-functions/definition.ts";
 import { authConnectionApp, type AuthConnectionStack } from "../../infra/stack.ts";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };

@@ -4,7 +4,7 @@ import { Readable } from "node:stream";
 import { buffer } from "node:stream/consumers";
 import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
 import { ensureBucket } from "../../infra/local/s3-local.ts";
-import { s3ArchiveStore, type ArchiveStore } from "#shared/archive/archive-store.ts";
+import { s3ArchiveStore, type ArchiveStore } from "#shared/store/archive-store.ts";
 import { s3ClientSettings } from "#shared/composition/s3-archives.ts";
 import { loadConfig } from "#shared/config.ts";
 import type { StoredArchiveKind } from "#shared/archive/validate.ts";

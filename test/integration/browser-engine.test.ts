@@ -5,7 +5,7 @@ import { createBrowserLoginEngine } from "#shared/login/browser/engine.ts";
 import { launchLoginBrowser } from "#shared/login/browser/chromium.ts";
 import { startPolicyProxy, type PolicyProxy } from "#shared/login/browser/network-policy-proxy.ts";
 import { createLoginEngine } from "#shared/login/engine.ts";
-import { generateTotpSecret, totpCode, totpMatches } from "#shared/login/totp.ts";
+import { generateTotpSecret, totpCode, totpMatches } from "#shared/secrets/totp.ts";
 import type { LoginEngine, LoginTarget, StepOutcome, Submission } from "#shared/login/types.ts";
 import { scriptShapes, startScriptSites, type ScriptSites } from "../sites/script-sites.ts";
 import { escapeHtml } from "../sites/site-html.ts";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BrowserProvider, LaunchedBrowser } from "#shared/browsers/provider.ts";
+import type { BrowserProvider, LaunchedBrowser } from "#shared/domain/browser-provider.ts";
 
 export interface ContractSubject {
   browsers: BrowserProvider;

@@ -5,7 +5,7 @@ import type { StorageState } from "#shared/archive/storage-state.ts";
 import { readZstdStorageState } from "#shared/archive/validate.ts";
 import { captureBrowserState, openContextWithState } from "#shared/login/browser/browser-state.ts";
 import { probeInBrowser } from "#shared/login/browser/probe.ts";
-import type { SessionEvidence } from "#shared/login/session-evidence.ts";
+import type { SessionEvidence } from "#shared/login/types.ts";
 import type { LoginTarget } from "#shared/login/types.ts";
 import { handlerClock, serveRoutes } from "../sites/site-http.ts";
 import { startStoredSessionSite, type StoredSession, type StoredSessionSite } from "../sites/stored-session-site.ts";

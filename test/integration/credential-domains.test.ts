@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { answerPrompt } from "#shared/login/auto-answer.ts";
+import { answerPrompt } from "#shared/domain/reauth.ts";
 import { createBrowserLoginEngine } from "#shared/login/browser/engine.ts";
 import { createLoginEngine } from "#shared/login/engine.ts";
 import type { LoginEngine, LoginTarget, StepOutcome } from "#shared/login/types.ts";

@@ -5,7 +5,7 @@ import { credentials } from "#shared/composition/credentials.ts";
 import { secretBox } from "#shared/composition/secrets.ts";
 import { credentialsCore } from "#shared/domain/credentials.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "#shared/domain/errors.ts";
-import { totpCode } from "#shared/login/totp.ts";
+import { totpCode } from "#shared/secrets/totp.ts";
 import { servicesOnFreshTable, uniqueOrg } from "../support/services.ts";
 
 let core: Awaited<ReturnType<typeof servicesOnFreshTable>>;

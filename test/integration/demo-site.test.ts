@@ -1,7 +1,7 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoUser, startDemoSite, type DemoSite } from "../../infra/local/demo-site.ts";
-import { totpCode } from "#shared/login/totp.ts";
+import { totpCode } from "#shared/secrets/totp.ts";
 import { rawHttpExchange } from "../support/raw-requests.ts";
 
 let site: DemoSite;

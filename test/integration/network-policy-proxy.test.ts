@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { unpackedChromium } from "#shared/browsers/local-chromium.ts";
-import type { Resolver } from "#shared/login/address-policy.ts";
+import type { Resolver } from "#shared/policy/addresses.ts";
 import { launchLoginBrowser } from "#shared/login/browser/chromium.ts";
 import { startPolicyProxy, type PolicyProxy } from "#shared/login/browser/network-policy-proxy.ts";
 import type { LoginTarget } from "#shared/login/types.ts";

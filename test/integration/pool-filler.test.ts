@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { beforeEach, describe, expect, inject, it } from "vitest";
-import type { BrowserProvider, LeaseGrant } from "#shared/browsers/provider.ts";
+import type { BrowserProvider, LeaseGrant } from "#shared/domain/browser-provider.ts";
 import { poolFiller } from "#shared/domain/pool-filler.ts";
 import { poolsCore } from "#shared/domain/pools.ts";
 import { dynamoPoolStore } from "#shared/store/pools-store.ts";

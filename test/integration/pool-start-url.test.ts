@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { beforeEach, describe, expect, inject, it } from "vitest";
-import type { BrowserProvider, LaunchSpec } from "#shared/browsers/provider.ts";
+import type { BrowserProvider, LaunchSpec } from "#shared/domain/browser-provider.ts";
 import type { StartUrlAddressPolicy } from "#shared/domain/pool.ts";
 import { poolFiller } from "#shared/domain/pool-filler.ts";
 import { poolsCore } from "#shared/domain/pools.ts";

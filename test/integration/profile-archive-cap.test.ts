@@ -5,7 +5,7 @@ import { workflowTiming } from "#shared/composition/config.ts";
 import { profileSessions } from "#shared/composition/profile-sessions.ts";
 import { secretBox } from "#shared/composition/secrets.ts";
 import { profileStore } from "#shared/composition/table.ts";
-import { healthCheckCore, type HealthCheckTaskInput } from "#shared/domain/connection-workflow.ts";
+import { healthCheckCore, type HealthCheckTaskInput } from "#shared/domain/health-checks.ts";
 import type { LoginEngine } from "#shared/login/types.ts";
 import { aProfileArchiveBomb, aStorageState } from "../support/archive-builders.ts";
 import { loggedInUnderTestExecution, servicesOnFreshTable, uniqueOrg } from "../support/services.ts";

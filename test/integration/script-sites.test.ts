@@ -2,7 +2,7 @@ import type { BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { analyzeStep, hasPasswordForm } from "#shared/login/forms.ts";
 import { parsePage } from "#shared/login/page.ts";
-import { totpCode } from "#shared/login/totp.ts";
+import { totpCode } from "#shared/secrets/totp.ts";
 import { scriptShapes, startScriptSites, type ScriptShape, type ScriptSites } from "../sites/script-sites.ts";
 import { loginChromiumForTests } from "../support/login-chromium.ts";
 

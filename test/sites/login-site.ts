@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import { generateTotpSecret, totpCode, totpMatches } from "#shared/login/totp.ts";
+import { generateTotpSecret, totpCode, totpMatches } from "#shared/secrets/totp.ts";
 import { alertDanger, escapeHtml, field, page, postForm } from "./site-html.ts";
 import {
   handlerClock,

@@ -1,7 +1,7 @@
 import { randomInt } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import { performance } from "node:perf_hooks";
-import { generateTotpSecret, totpMatches } from "#shared/login/totp.ts";
+import { generateTotpSecret, totpMatches } from "#shared/secrets/totp.ts";
 import { escapeHtml } from "./site-html.ts";
 import { handlerClock, listenOnLoopback, randomToken } from "./site-http.ts";
 

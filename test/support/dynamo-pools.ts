@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
-import type { BrowserProvider } from "#shared/browsers/provider.ts";
+import type { BrowserProvider } from "#shared/domain/browser-provider.ts";
 import { poolFiller } from "#shared/domain/pool-filler.ts";
 import { poolsCore } from "#shared/domain/pools.ts";
 import { dynamoPoolStore } from "#shared/store/pools-store.ts";

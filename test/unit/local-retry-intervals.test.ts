@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { substitutedDefinition, workflowTasks } from "#shared/workflow/definition.ts";
+import { substitutedDefinition, workflowTasks } from "#shared/step-functions/definition.ts";
 import { scaledRetryIntervals } from "../../infra/local/step-functions.ts";
 
 const deployed = () => substitutedDefinition(Object.fromEntries(Object.values(workflowTasks).map((task) => [task.placeholder, `arn:${task.functionName}`])));

@@ -4,7 +4,7 @@ import type { ConnectionStore } from "#shared/domain/connection.ts";
 import type { CredentialStore } from "#shared/domain/credential.ts";
 import { connectionLifecycleCore, connectionsCore } from "#shared/domain/connections.ts";
 import type { ProfileStore } from "#shared/domain/profile.ts";
-import { checkLoginUrl, normalizeDomain } from "#shared/domain/targets.ts";
+import { checkLoginUrl, normalizeDomain } from "#shared/domain/target-fields.ts";
 import type { WorkflowEngine } from "#shared/domain/workflow.ts";
 
 const aws = { allowPrivateTargets: false };

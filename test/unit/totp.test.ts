@@ -8,7 +8,7 @@ import {
   totpMatches,
   totpWindowEndsAt,
   type TotpAlgorithm,
-} from "#shared/login/totp.ts";
+} from "#shared/secrets/totp.ts";
 
 /** RFC 6238 Appendix B: the seeds repeat "1234567890" to the hash's block-friendly key length. */
 const rfcSeeds: Record<TotpAlgorithm, string> = {

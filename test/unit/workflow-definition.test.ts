@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { StateMachine } from "aws-local-stepfunctions";
 import { describe, expect, it } from "vitest";
-import { definitionText, substitutedDefinition, workflowTasks } from "#shared/workflow/definition.ts";
+import { definitionText, substitutedDefinition, workflowTasks } from "#shared/step-functions/definition.ts";
 
 type EventLog = { type: string; state?: { name: string } };
 

@@ -1,5 +1,5 @@
 import { profileImport } from "#shared/composition/profile-import.ts";
-import { archiveUploadLimitBytes } from "#shared/domain/profile.ts";
+import { archiveUploadLimitBytes } from "#shared/limits.ts";
 import { httpHandler } from "#shared/http/handler.ts";
 import { ok } from "#shared/http/responses.ts";
 import { idOrNameParams } from "#shared/http/schemas.ts";

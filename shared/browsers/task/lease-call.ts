@@ -1,4 +1,4 @@
-import type { LeaseGrant } from "../provider.ts";
+import type { LeaseGrant } from "../../domain/browser-provider.ts";
 import { sha256Hex } from "./digest.ts";
 
 /** How long an admin call to a browser task's proxy may take. */

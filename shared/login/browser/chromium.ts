@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page, Response } from "playwright-core";
 import { baseChromiumFlags } from "../../browsers/chromium-flags.ts";
-import { isAlive, ownedName, ownerInName, processesWith, thisProcess } from "../../browsers/local-chromium.ts";
+import { isAlive, ownedName, ownerInName, processesWith, thisProcess } from "../../browsers/processes.ts";
 import { log } from "../../log.ts";
 
 /**

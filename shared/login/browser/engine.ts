@@ -20,11 +20,11 @@ import {
 } from "../engine.ts";
 import { isLoginUrl, type LoginStep } from "../forms.ts";
 import { RefusedRequestError } from "../http.ts";
-import { credentialHostRefusal, hostOf, scopeRefusal } from "../scope.ts";
-import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "../session-evidence.ts";
+import { credentialHostRefusal, hostOf, scopeRefusal } from "../../policy/scope.ts";
+import { learnSessionEvidence, sessionCookieNames, unlearntEvidence } from "../session-evidence.ts";
 import { siteErrorOf } from "../site-message.ts";
 import { durableAnswer, readSubmission, type SubmissionIntent } from "../submission.ts";
-import type { EngineState, LoginEngine, LoginTarget, MfaType, ProbeOutcome, StepOutcome, Submission } from "../types.ts";
+import type { EngineState, LoginEngine, LoginTarget, MfaType, ProbeOutcome, SessionEvidence, StepOutcome, Submission } from "../types.ts";
 import { captureBrowserState } from "./browser-state.ts";
 import { navigate, NavigationError, navigationTimeoutMs, reload, unreachableReason } from "./chromium.ts";
 import { discover, signInControls, type Discovery, type StepTargets } from "./discovery.ts";

@@ -1,9 +1,9 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect as netConnect, type AddressInfo, type Socket } from "node:net";
 import { pipeline, type Duplex } from "node:stream";
-import { vetHost, type Resolver } from "../address-policy.ts";
-import { hostOf, scopeRefusal } from "../scope.ts";
-import { systemResolver } from "../system-resolver.ts";
+import { vetHost, type Resolver } from "../../policy/addresses.ts";
+import { hostOf, scopeRefusal } from "../../policy/scope.ts";
+import { systemResolver } from "../../policy/system-resolver.ts";
 import type { LoginTarget } from "../types.ts";
 
 /**

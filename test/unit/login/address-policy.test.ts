@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addressRefusal, classifyAddress, vetHost, type AddressClass, type Resolver } from "#shared/login/address-policy.ts";
+import { addressRefusal, classifyAddress, vetHost, type AddressClass, type Resolver } from "#shared/policy/addresses.ts";
 
 /** One address inside each range of the IANA IPv4 and IPv6 special-purpose registries, and public neighbours. */
 const table: Array<[range: string, address: string, expected: AddressClass]> = [

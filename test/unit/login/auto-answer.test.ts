@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { answerPrompt, canReauthReason, reauthPossible } from "#shared/login/auto-answer.ts";
+import { answerPrompt, canReauthReason, reauthPossible } from "#shared/domain/reauth.ts";
 import { submissionProblem } from "#shared/login/submission.ts";
 import type { FlowPrompt, MfaType } from "#shared/login/types.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { credentialFitsHost, credentialHostRefusal, isSsoProviderDomain, sameSite } from "#shared/login/scope.ts";
+import { credentialFitsHost, credentialHostRefusal, isSsoProviderDomain, sameSite } from "#shared/policy/scope.ts";
 
 describe("where a stored credential may be typed", () => {
   it.each([

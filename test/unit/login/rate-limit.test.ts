@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultRateLimitWaitSeconds, maxRateLimitWaitSeconds, rateLimitRetryAt } from "#shared/domain/reauth-safety.ts";
+import { defaultRateLimitWaitSeconds, maxRateLimitWaitSeconds, rateLimitRetryAt } from "#shared/domain/reauth.ts";
 import { rateLimitOf } from "#shared/login/rate-limit.ts";
 
 const now = new Date("2025-03-04T10:00:00Z");

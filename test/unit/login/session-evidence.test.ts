@@ -6,9 +6,8 @@ import {
   learnSessionEvidence,
   sessionCookieNames,
   unverifiableReason,
-  type SessionEvidence,
-  type SignedInMarker,
 } from "#shared/login/session-evidence.ts";
+import type { SessionEvidence, SignedInMarker } from "#shared/login/types.ts";
 
 /** Landing pages written after real applications' markup: what a signed-in visitor and an anonymous one get. */
 const wordpressSignedIn = (nonce = "3f2a9c1d7e") => `<!DOCTYPE html><html lang="en-US"><head><title>Pine Blog</title></head><body class="home blog logged-in admin-bar">

@@ -1,5 +1,6 @@
 import { log } from "../log.ts";
-import { isSessionEvidence, type SessionEvidence } from "../login/session-evidence.ts";
+import { isSessionEvidence } from "../login/session-evidence.ts";
+import type { SessionEvidence } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
 import type { Connection } from "./connection.ts";
 

@@ -1,7 +1,6 @@
 import { ExecutionAlreadyExists, ExecutionDoesNotExist, InvalidToken, SendTaskSuccessCommand, StartExecutionCommand, StopExecutionCommand, TaskDoesNotExist, TaskTimedOut, type SFNClient } from "@aws-sdk/client-sfn";
 import type { FlowSignal } from "../domain/login-flows.ts";
-import type { WorkflowEngine } from "../domain/workflow.ts";
-import type { FlowExecutionInput, WorkflowState } from "./definition.ts";
+import type { FlowExecutionInput, WorkflowEngine, WorkflowState } from "../domain/workflow.ts";
 
 /** Executions are named, so an execution's ARN is known before it starts. */
 export function executionArn(stateMachineArn: string, name: string): string {

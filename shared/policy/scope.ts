@@ -1,6 +1,5 @@
 import { isIP } from "node:net";
 import { parse } from "tldts";
-import type { LoginTarget } from "./types.ts";
 
 /** The identity providers a login may pass through without being listed in `allowed_domains`. */
 const knownSsoProviders: Array<{ provider: string; hosts: string[]; suffixes: string[] }> = [
@@ -89,8 +88,14 @@ export function portRefusal(url: URL, policy: ScopePolicy): string | null {
   return `port ${url.port} is not 80 or 443, the only ports this deployment connects to`;
 }
 
+/** The domains a login may go to besides the known SSO providers: a login target's, in its own words. */
+export interface TargetDomains {
+  domain: string;
+  allowedDomains: string[];
+}
+
 /** Why the engine must not request `url` for this target, or null when it may. */
-export function scopeRefusal(url: URL, target: LoginTarget, policy: ScopePolicy): string | null {
+export function scopeRefusal(url: URL, target: TargetDomains, policy: ScopePolicy): string | null {
   if (url.protocol !== "http:" && url.protocol !== "https:") return `${url.protocol} links are not followed`;
   const portProblem = portRefusal(url, policy);
   if (portProblem) return `${url.host}: ${portProblem}`;

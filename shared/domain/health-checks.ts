@@ -1,17 +1,15 @@
 import { ArchiveTooLargeError } from "../archive/errors.ts";
 import { countMetric, log } from "../log.ts";
-import { totpCode } from "../login/totp.ts";
-import { answerPrompt, type ReauthBlock } from "../login/auto-answer.ts";
-import { credentialFitsHost } from "../login/scope.ts";
+import { totpCode } from "../secrets/totp.ts";
+import { credentialFitsHost } from "../policy/scope.ts";
 import type { LoginEngine, StepOutcome } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
-import type { WorkflowState } from "../workflow/definition.ts";
 import { timelineRecord, type Connection, type ConnectionStore } from "./connection.ts";
 import { loginOutcomes, loginTarget, type LoginOutcomeDeps } from "./login-flows.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
-import { openEvidence } from "./session-evidence.ts";
-import { credentialSent, maxUnverifiedReauths, reauthRateLimited, reauthStopped, secretsAsked, sessionStood } from "./reauth-safety.ts";
-import { executionName, nextCheckAt, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
+import { openEvidence } from "./sealed-evidence.ts";
+import { answerPrompt, credentialSent, maxUnverifiedReauths, reauthRateLimited, reauthStopped, secretsAsked, sessionStood, type ReauthBlock } from "./reauth.ts";
+import { executionName, nextCheckAt, type WorkflowEngine, type WorkflowState, type WorkflowTiming } from "./workflow.ts";
 
 export interface HealthCheckTaskInput {
   org: string;

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { Grant } from "../routes.ts";
+import type { Grant } from "../grants.ts";
 
 /**
  * The task states of the connection workflow and the Lambda behind each: CDK makes one function
@@ -88,21 +88,4 @@ export function substitutedDefinition(values: Record<string, string>): Record<st
     return value;
   });
   return JSON.parse(text) as Record<string, unknown>;
-}
-
-/** The input an execution starts with, and the state each loop iteration carries. */
-export interface WorkflowState {
-  org: string;
-  connection_id: string;
-  /** Counts the executions this connection has continued into; names them uniquely. */
-  generation: number;
-  iteration: number;
-  next_check_at: string;
-}
-
-/** The input of a login flow's execution (the `Start` state tells it from a health-check loop by `flow_id`). */
-export interface FlowExecutionInput {
-  org: string;
-  connection_id: string;
-  flow_id: string;
 }
