@@ -1,5 +1,5 @@
 import { reauthCore } from "../domain/connection-workflow.ts";
-import { loginStepCore, type LoginOutcomeDeps } from "../domain/login-flows.ts";
+import { loginStepCore, type LoginOutcomeDeps } from "../domain/flows/outcomes.ts";
 import type { Config } from "../config.ts";
 import { perConfig, workflowTiming } from "./config.ts";
 import { credentials } from "./credentials.ts";

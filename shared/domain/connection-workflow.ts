@@ -7,7 +7,7 @@ import type { LoginEngine, StepOutcome } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
 import type { WorkflowState } from "../workflow/definition.ts";
 import { timelineRecord, type Connection, type ConnectionStore } from "./connection.ts";
-import { loginOutcomes, loginTarget, type LoginOutcomeDeps } from "./login-flows.ts";
+import { loginOutcomes, loginTarget, type LoginOutcomeDeps } from "./flows/outcomes.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
 import { openEvidence } from "./session-evidence.ts";
 import { credentialSent, maxUnverifiedReauths, reauthRateLimited, reauthStopped, secretsAsked, sessionStood } from "./reauth-safety.ts";

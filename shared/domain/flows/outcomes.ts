@@ -1,13 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { noSessionIfTooLarge } from "../archive/errors.ts";
-import { log } from "../log.ts";
-import { canReauthReason, reauthPossible } from "../login/auto-answer.ts";
-import { credentialFitsHost } from "../login/scope.ts";
-import { submissionProblem } from "../login/submission.ts";
-import type { EngineState, FlowPrompt, LoginEngine, LoginTarget, StepOutcome, Submission } from "../login/types.ts";
-import type { SecretBox } from "../secrets/secret-box.ts";
-import type { FlowExecutionInput } from "../workflow/definition.ts";
+import { noSessionIfTooLarge } from "../../archive/errors.ts";
+import { log } from "../../log.ts";
+import { canReauthReason, reauthPossible } from "../../login/auto-answer.ts";
+import { credentialFitsHost } from "../../login/scope.ts";
+import { submissionProblem } from "../../login/submission.ts";
+import type { EngineState, FlowPrompt, LoginEngine, LoginTarget, StepOutcome, Submission } from "../../login/types.ts";
+import type { SecretBox } from "../../secrets/secret-box.ts";
+import type { FlowExecutionInput } from "../../workflow/definition.ts";
 import {
   existingConnection,
   flowSecretsCleared,
@@ -18,11 +18,11 @@ import {
   type RecordGuard,
   type TimelineEvent,
   type TimelineRecord,
-} from "./connection.ts";
-import { BadRequestError, ConflictError, NotFoundError } from "./errors.ts";
-import type { ProfileSessions } from "./profile-sessions.ts";
-import { evidenceFields, openEvidence } from "./session-evidence.ts";
-import { scaledMs, startFirstExecution, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
+} from "../connection.ts";
+import { BadRequestError, ConflictError, NotFoundError } from "../errors.ts";
+import type { ProfileSessions } from "../profile-sessions.ts";
+import { evidenceFields, openEvidence } from "../session-evidence.ts";
+import { scaledMs, startFirstExecution, type WorkflowEngine, type WorkflowTiming } from "../workflow.ts";
 
 /** How long a flow may wait for input, and live in all (api.md, Flow rules); scaled locally. */
 export const inputTimeoutSeconds = 10 * 60;
