@@ -1,5 +1,5 @@
 import { ExecutionAlreadyExists, ExecutionDoesNotExist, InvalidToken, SendTaskSuccessCommand, StartExecutionCommand, StopExecutionCommand, TaskDoesNotExist, TaskTimedOut, type SFNClient } from "@aws-sdk/client-sfn";
-import type { FlowSignal } from "../domain/flows/outcomes.ts";
+import type { FlowSignal } from "../domain/flows/submit.ts";
 import type { WorkflowEngine } from "../domain/workflow.ts";
 import type { FlowExecutionInput, WorkflowState } from "./definition.ts";
 

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { exposedHeaders } from "#shared/http/cors.ts";
 import { authorizer, binaryMediaTypes, corsPaths, corsPreflight, routes, type Grant } from "#shared/routes.ts";
 import { tableDefinition } from "#shared/store/table.ts";
-import { browserFlowTimeoutSeconds } from "#shared/domain/flows/outcomes.ts";
+import { browserFlowTimeoutSeconds } from "#shared/domain/flows/step.ts";
 import { definitionText, substitutedDefinition, workflowTasks, type WorkflowTask } from "#shared/workflow/definition.ts";
 import { authConnectionApp, type AuthConnectionStack } from "../../infra/stack.ts";
 
