@@ -8,6 +8,7 @@ import type { SecretBox } from "../secrets/secret-box.ts";
 import type { WorkflowState } from "../workflow/definition.ts";
 import { timelineRecord, type Connection, type ConnectionStore } from "./connection.ts";
 import { loginOutcomes, type LoginOutcomeDeps } from "./flows/outcomes.ts";
+import { failed } from "./flows/state.ts";
 import { loginTarget } from "./flows/step.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
 import { openEvidence } from "./session-evidence.ts";
@@ -232,7 +233,7 @@ export function reauthCore(deps: ReauthDeps) {
         written = await outcomes.fail(
           connection,
           guard,
-          { status: "FAILED", code: "credentials_invalid", message: outcome.message, replayId: sent.replayId },
+          { ...failed("credentials_invalid", outcome.message), replayId: sent.replayId },
           { ...reauthFlow, status: "NEEDS_AUTH", website_error: outcome.websiteError, ...reauthStopped(connection, outcome.credentialId) },
         );
       } else if (outcome.kind === "misplaced") {
@@ -240,7 +241,7 @@ export function reauthCore(deps: ReauthDeps) {
         written = await outcomes.fail(
           connection,
           guard,
-          { status: "FAILED", code: "credential_domain_mismatch", message: outcome.message, replayId: sent.replayId },
+          { ...failed("credential_domain_mismatch", outcome.message), replayId: sent.replayId },
           { ...reauthFlow, status: "NEEDS_AUTH", ...reauthStopped(connection, outcome.credentialId) },
         );
       } else if (outcome.kind === "limited") {
@@ -250,7 +251,7 @@ export function reauthCore(deps: ReauthDeps) {
         written = await outcomes.fail(
           connection,
           guard,
-          { status: "FAILED", code: "rate_limited", message: limited.message, replayId: sent.replayId },
+          { ...failed("rate_limited", limited.message), replayId: sent.replayId },
           { ...reauthFlow, status: "NEEDS_AUTH", ...unverified.changes, ...limited.changes },
         );
       } else {
@@ -259,9 +260,7 @@ export function reauthCore(deps: ReauthDeps) {
           connection,
           guard,
           {
-            status: "FAILED",
-            code: blocked ? "unsupported_auth_method" : outcome.errorCode,
-            message: blocked ? `re-authentication needs a human: ${outcome.reason}` : `${outcome.message}${stopNote}`,
+            ...failed(blocked ? "unsupported_auth_method" : outcome.errorCode, blocked ? `re-authentication needs a human: ${outcome.reason}` : `${outcome.message}${stopNote}`),
             replayId: sent.replayId,
           },
           { ...reauthFlow, status: "NEEDS_AUTH", ...unverified.changes, ...(blocked ? { can_reauth: false, can_reauth_reason: outcome.reason } : {}) },

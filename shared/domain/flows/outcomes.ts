@@ -2,11 +2,11 @@ import { canReauthReason, reauthPossible } from "../../login/auto-answer.ts";
 import { credentialFitsHost } from "../../login/scope.ts";
 import type { StepOutcome } from "../../login/types.ts";
 import type { SecretBox } from "../../secrets/secret-box.ts";
-import { flowSecretsCleared, timelineRecord, type Connection, type ConnectionStore, type RecordGuard, type TimelineEvent, type TimelineRecord } from "../connection.ts";
+import { timelineRecord, type Connection, type ConnectionStore, type RecordGuard, type TimelineEvent, type TimelineRecord } from "../connection.ts";
 import { NotFoundError } from "../errors.ts";
 import type { ProfileSessions } from "../profile-sessions.ts";
 import { evidenceFields } from "../session-evidence.ts";
-import { promptFields } from "./state.ts";
+import { expired, inFlow, succeeded, type FlowEnd } from "./state.ts";
 
 /** The credential operations a login needs (shared/domain/credentials.ts). */
 export interface LoginCredentials {
@@ -56,15 +56,16 @@ export function flowEnds(deps: FlowEndDeps) {
   async function fail(
     connection: Connection,
     guard: RecordGuard,
-    end: { status: "FAILED" | "EXPIRED" | "CANCELED"; code: string; message: string; replayId?: string | null },
+    end: FlowEnd & { replayId?: string | null },
     changes: Partial<Connection> = {},
   ): Promise<boolean> {
+    const { replayId, ...ending } = end;
     return deps.connections.recordOutcome(
       connection.org,
       connection.id,
       guard,
-      { ...promptFields(null), ...flowSecretsCleared, flow_status: end.status, flow_step: "COMPLETED", error_code: end.code, error_message: end.message, ...changes },
-      timeline(eventType(connection), end.status, connection, { code: end.code, message: end.message }, end.replayId),
+      { ...ending, ...changes },
+      timeline(eventType(connection), ending.flow_status, connection, { code: ending.error_code, message: ending.error_message }, replayId),
     );
   }
 
@@ -73,7 +74,7 @@ export function flowEnds(deps: FlowEndDeps) {
     fail,
 
     async expire(connection: Connection, flowId: string, replayId?: string | null): Promise<void> {
-      await fail(connection, { flowId }, { status: "EXPIRED", code: "flow_expired", message: "the login flow expired waiting for input", replayId });
+      await fail(connection, inFlow(flowId), { ...expired(), replayId });
     },
   };
 }
@@ -149,16 +150,14 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
       const reason = canReauthReason(outcome.requirements, credential !== undefined, credential?.hasTotpSecret ?? false, Boolean(connection.credential?.provider));
       const now = clock().toISOString();
       const evidence = await evidenceFields(deps.secrets, connection, outcome.evidence);
+      const ending = succeeded();
       return deps.connections.recordOutcome(
         connection.org,
         connection.id,
         guard,
         {
-          ...promptFields(null),
-          ...flowSecretsCleared,
+          ...ending,
           status: "AUTHENTICATED",
-          flow_status: "SUCCESS",
-          flow_step: "COMPLETED",
           website_error: null,
           error_code: null,
           error_message: null,
@@ -175,7 +174,7 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
           ...(relink && credential ? { credential: { name: credential.name, provider: null, path: null, auto: false } } : {}),
           ...changes,
         },
-        timeline(eventType(connection), "SUCCESS", connection, undefined, outcome.replayId),
+        timeline(eventType(connection), ending.flow_status, connection, undefined, outcome.replayId),
       );
     },
 

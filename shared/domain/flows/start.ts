@@ -3,11 +3,12 @@ import { noSessionIfTooLarge } from "../../archive/errors.ts";
 import type { LoginEngine } from "../../login/types.ts";
 import type { SecretBox } from "../../secrets/secret-box.ts";
 import type { FlowExecutionInput } from "../../workflow/definition.ts";
-import { existingConnection, flowSecretsCleared, noFlow, type Connection, type ConnectionStore } from "../connection.ts";
+import { existingConnection, type Connection, type ConnectionStore } from "../connection.ts";
 import { NotFoundError } from "../errors.ts";
 import type { ProfileSessions } from "../profile-sessions.ts";
 import { openEvidence } from "../session-evidence.ts";
 import { scaledMs, startFirstExecution, type WorkflowEngine, type WorkflowTiming } from "../workflow.ts";
+import { begun, isInProgress } from "./state.ts";
 import { flowTimeoutSeconds, loginTarget } from "./step.ts";
 
 export interface LoginRouteDeps {
@@ -69,7 +70,7 @@ export function loginRouteCore(deps: LoginRouteDeps) {
 
   /** A login on a connection whose saved session still works needs no flow. */
   async function sessionStillWorks(connection: Connection): Promise<boolean> {
-    if (connection.status !== "AUTHENTICATED" || !connection.post_login_url || connection.flow_status === "IN_PROGRESS") return false;
+    if (connection.status !== "AUTHENTICATED" || !connection.post_login_url || isInProgress(connection)) return false;
     // The route runs no browser, and only one can tell whether a browser login's session still works.
     if (connection.login_engine === "browser") return false;
     const session = await deps.sessions.load(connection.org, connection.profile_id).catch(noSessionIfTooLarge);
@@ -92,31 +93,26 @@ export function loginRouteCore(deps: LoginRouteDeps) {
       }
       const flowId = randomBytes(6).toString("hex");
       const executionName = `${id}-login-${flowId}`;
-      const begun = await deps.connections.beginFlow(
+      const flow = await deps.connections.beginFlow(
         org,
         id,
-        {
-          ...noFlow,
-          ...flowSecretsCleared,
-          flow_status: "IN_PROGRESS",
-          flow_step: "DISCOVERING",
-          flow_type: "LOGIN",
-          flow_expires_at: new Date(now.getTime() + scaledMs(flowTimeoutSeconds, deps.timing)).toISOString(),
-          flow_id: flowId,
-          flow_started_at: now.toISOString(),
-          flow_execution_arn: deps.workflow.executionArn(executionName),
-        },
+        begun({
+          id: flowId,
+          startedAt: now.toISOString(),
+          expiresAt: new Date(now.getTime() + scaledMs(flowTimeoutSeconds, deps.timing)).toISOString(),
+          executionArn: deps.workflow.executionArn(executionName),
+        }),
         now.toISOString(),
       );
-      if (!begun) throw new NotFoundError(`auth connection '${id}' not found`);
-      if (!begun.started) return respond(begun.connection, requestBaseUrl);
+      if (!flow) throw new NotFoundError(`auth connection '${id}' not found`);
+      if (!flow.started) return respond(flow.connection, requestBaseUrl);
       // A flow that outlived its expiry without ending (its execution lost) must not run on.
-      if (connection.flow_status === "IN_PROGRESS" && connection.flow_execution_arn) await deps.workflow.stop(connection.flow_execution_arn);
+      if (isInProgress(connection) && connection.flow_execution_arn) await deps.workflow.stop(connection.flow_execution_arn);
       const input: FlowExecutionInput = { org, connection_id: id, flow_id: flowId };
       await deps.workflow.start(executionName, input);
       // Deleted meanwhile: that delete could not stop an execution that did not exist yet.
       if ((await deps.connections.get(org, id))?.flow_id !== flowId) await deps.workflow.stop(deps.workflow.executionArn(executionName));
-      return respond(begun.connection, requestBaseUrl);
+      return respond(flow.connection, requestBaseUrl);
     },
   };
 }

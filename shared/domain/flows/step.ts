@@ -6,7 +6,7 @@ import type { FlowExecutionInput } from "../../workflow/definition.ts";
 import type { Connection, ConnectionStore } from "../connection.ts";
 import { scaledMs, type WorkflowTiming } from "../workflow.ts";
 import { flowEnds, loginOutcomes, type FlowEndDeps, type LoginOutcomeDeps } from "./outcomes.ts";
-import { promptFields, sealContext } from "./state.ts";
+import { awaitingInput, awaitingInputIn, failed, inFlow, isInProgress, isSubmitted, sealContext } from "./state.ts";
 import type { FlowSignal } from "./submit.ts";
 
 /** How long a flow may wait for input, and live in all (api.md, Flow rules); scaled locally. */
@@ -41,7 +41,7 @@ export type LoginStepOutput = FlowExecutionInput & ({ next: "await_input"; input
 /** The connection, while `input`'s flow is its flow and in progress. */
 async function currentFlow(connections: ConnectionStore, input: FlowExecutionInput): Promise<Connection | undefined> {
   const connection = await connections.get(input.org, input.connection_id);
-  return connection?.flow_id === input.flow_id && connection.flow_status === "IN_PROGRESS" ? connection : undefined;
+  return connection?.flow_id === input.flow_id && isInProgress(connection) ? connection : undefined;
 }
 
 /** A login flow's LoginStep task state: discovery, or the step after the user's input. */
@@ -99,27 +99,29 @@ export function loginStepCore(deps: LoginStepDeps) {
           // An engine that ends a flow closes what it held itself.
           if (outcome.kind !== "input") held = null;
           if (outcome.kind === "success") {
-            await outcomes.succeed(current, { flowId: input.flow_id }, outcome);
+            await outcomes.succeed(current, inFlow(input.flow_id), outcome);
             return ended;
           }
           if (outcome.kind === "failure") {
-            await outcomes.fail(current, { flowId: input.flow_id }, { status: "FAILED", code: outcome.errorCode, message: outcome.message, replayId: outcome.replayId });
+            await outcomes.fail(current, inFlow(input.flow_id), { ...failed(outcome.errorCode, outcome.message), replayId: outcome.replayId });
             return ended;
           }
           const live = outcome.browserSessionId;
           held = live ? outcome.state : null;
           const flowDeadline = live ? Math.min(deadline, Date.parse(current.flow_started_at ?? now.toISOString()) + scaledMs(browserFlowTimeoutSeconds, deps.timing)) : deadline;
           const expiresAt = Math.min(clock().getTime() + scaledMs(inputTimeoutSeconds, deps.timing), flowDeadline);
-          const waiting = await deps.connections.guardedUpdate(current.org, current.id, { flowId: input.flow_id }, {
-            ...promptFields(outcome.prompt),
-            flow_step: "AWAITING_INPUT",
-            website_error: outcome.websiteError,
-            flow_expires_at: new Date(expiresAt).toISOString(),
-            flow_engine_state: await deps.secrets.seal(JSON.stringify(outcome.state), sealContext(current, input.flow_id, "engine_state")),
-            flow_submission: null,
-            flow_task_token: null,
-            browser_session_id: live ?? null,
-          });
+          const waiting = await deps.connections.guardedUpdate(
+            current.org,
+            current.id,
+            inFlow(input.flow_id),
+            awaitingInput({
+              prompt: outcome.prompt,
+              websiteError: outcome.websiteError,
+              expiresAt: new Date(expiresAt).toISOString(),
+              sealedState: await deps.secrets.seal(JSON.stringify(outcome.state), sealContext(current, input.flow_id, "engine_state")),
+              browserSessionId: live ?? null,
+            }),
+          );
           if (!waiting) return ended;
           if (!live) return { ...input, next: "await_input", input_timeout_seconds: timeoutSeconds(expiresAt - clock().getTime()) };
           // The browser holds the page, which no other invocation can reach: this one waits for the answer.
@@ -145,7 +147,7 @@ export function loginStepCore(deps: LoginStepDeps) {
       const expired = clock().getTime() >= expiresAt;
       const connection = await currentFlow(deps.connections, input);
       if (!connection) return "ended";
-      if (connection.flow_step === "SUBMITTING" && connection.flow_submission) return connection;
+      if (isSubmitted(connection) && connection.flow_submission) return connection;
       if (expired) return "expired";
       await sleep(deps.submissionPollMs ?? submissionPollMs);
     }
@@ -156,12 +158,7 @@ export function loginStepCore(deps: LoginStepDeps) {
 export function awaitInputCore(deps: { connections: ConnectionStore; signal: FlowSignal }) {
   return {
     async awaitInput(input: FlowExecutionInput & { task_token: string }): Promise<void> {
-      const registered = await deps.connections.guardedUpdate(
-        input.org,
-        input.connection_id,
-        { flowId: input.flow_id, step: "AWAITING_INPUT" },
-        { flow_task_token: input.task_token },
-      );
+      const registered = await deps.connections.guardedUpdate(input.org, input.connection_id, awaitingInputIn(input.flow_id), { flow_task_token: input.task_token });
       // Not waiting any more: input arrived first, or the flow ended; the next step tells which.
       if (!registered) await deps.signal.resume(input.task_token);
     },

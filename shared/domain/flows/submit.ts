@@ -3,7 +3,7 @@ import type { Submission } from "../../login/types.ts";
 import type { SecretBox } from "../../secrets/secret-box.ts";
 import { existingConnection, type ConnectionStore } from "../connection.ts";
 import { BadRequestError, ConflictError } from "../errors.ts";
-import { promptOf, sealContext } from "./state.ts";
+import { awaitingInputIn, isAwaitingInput, promptOf, sealContext, submitted } from "./state.ts";
 
 /** Answers to the resumable step waiting for input (SendTaskSuccess in Step Functions). */
 export interface FlowSignal {
@@ -26,7 +26,7 @@ export function submitCore(deps: SubmitDeps) {
       const given = meaningfulSubmission(submission);
       const connection = await existingConnection(deps.connections, org, id);
       const flowId = connection.flow_id;
-      const waiting = connection.flow_status === "IN_PROGRESS" && connection.flow_step === "AWAITING_INPUT" && flowId;
+      const waiting = isAwaitingInput(connection) && flowId;
       if (!waiting) throw new ConflictError(`auth connection '${id}' has no login flow waiting for input (flow_status ${connection.flow_status ?? "null"}, flow_step ${connection.flow_step ?? "null"})`);
       if (connection.flow_expires_at && Date.parse(connection.flow_expires_at) <= clock().getTime()) {
         throw new ConflictError(`the login flow of auth connection '${id}' has expired: start a new login`);
@@ -34,12 +34,7 @@ export function submitCore(deps: SubmitDeps) {
       const problem = submissionProblem(promptOf(connection), given);
       if (problem) throw new BadRequestError(`submit: ${problem}`, [{ code: "body", message: problem }]);
       const sealed = await deps.secrets.seal(JSON.stringify(given), sealContext(connection, flowId, "submission"));
-      const updated = await deps.connections.guardedUpdate(
-        org,
-        id,
-        { flowId, step: "AWAITING_INPUT" },
-        { flow_submission: sealed, flow_step: "SUBMITTING", website_error: null },
-      );
+      const updated = await deps.connections.guardedUpdate(org, id, awaitingInputIn(flowId), submitted(sealed));
       if (!updated) throw new ConflictError(`auth connection '${id}' has no login flow waiting for input: it moved on meanwhile`);
       // No token yet: the waiting step has not registered; it sees the submission and resumes itself.
       if (updated.flow_task_token) await deps.signal.resume(updated.flow_task_token);
