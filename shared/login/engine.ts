@@ -22,6 +22,7 @@ import type {
   LoginTarget,
   MfaType,
   ProbeOutcome,
+  StepOptions,
   StepOutcome,
   Submission,
 } from "./types.ts";
@@ -137,7 +138,7 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     });
   }
 
-  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, credentialDomain?: string): Promise<StepOutcome> {
+  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, { credentialDomain }: StepOptions = {}): Promise<StepOutcome> {
     return outcomeOf(async () => {
       const state = readState(engineState);
       const intent = readSubmission(state.prompt, submission);

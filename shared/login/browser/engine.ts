@@ -24,7 +24,7 @@ import { credentialHostRefusal, hostOf, scopeRefusal } from "../scope.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "../session-evidence.ts";
 import { siteErrorOf } from "../site-message.ts";
 import { durableAnswer, readSubmission, type SubmissionIntent } from "../submission.ts";
-import type { EngineState, LoginEngine, LoginTarget, MfaType, ProbeOutcome, StepOutcome, Submission } from "../types.ts";
+import type { EngineState, LoginEngine, LoginTarget, MfaType, ProbeOutcome, StepOptions, StepOutcome, Submission } from "../types.ts";
 import { captureBrowserState } from "./browser-state.ts";
 import { navigate, NavigationError, navigationTimeoutMs, reload, unreachableReason } from "./chromium.ts";
 import { discover, signInControls, type Discovery, type StepTargets } from "./discovery.ts";
@@ -185,7 +185,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
     });
   }
 
-  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, credentialDomain?: string): Promise<StepOutcome> {
+  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, { credentialDomain }: StepOptions = {}): Promise<StepOutcome> {
     return outcomeOf(async () => {
       const state = readState(engineState);
       const flow = liveFlows.get(state.browserSessionId);
