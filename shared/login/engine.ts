@@ -479,7 +479,8 @@ function topFrame(error: unknown): string | undefined {
   return error instanceof Error ? error.stack?.split("\n").find((line) => line.trim().startsWith("at "))?.trim() : undefined;
 }
 
-function readState(state: EngineState): FlowState {
+function readState(engineState: EngineState): FlowState {
+  const state = engineState as Record<string, unknown>;
   if (state.version !== 1 || typeof state.jar !== "object" || typeof state.step !== "object" || typeof state.prompt !== "object") {
     throw new FlowFailure("internal_error", "the flow's saved state is not one this engine wrote");
   }

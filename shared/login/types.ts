@@ -122,8 +122,11 @@ export interface Submission {
  */
 export type LoginRequirement = "identifier" | "password" | "totp_code" | "sms_code" | "email_code" | "push" | "external" | "choice" | "text";
 
-/** Opaque, JSON-serialisable engine state (cookie jar, current form, hidden fields, counters). */
-export type EngineState = Record<string, unknown>;
+/**
+ * What a step leaves for the next one (cookie jar, current form, hidden fields, counters): JSON that
+ * only the engine that wrote it reads; the flows seal it and hand it back unchanged.
+ */
+export type EngineState = object;
 
 export type StepOutcome =
   | {

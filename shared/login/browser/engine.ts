@@ -431,7 +431,8 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
     return probeInBrowser(options.openBrowser, target, session, postLoginUrl, evidence);
   }
 
-  async function release(state: EngineState, keepReplay = false): Promise<string | null> {
+  async function release(engineState: EngineState, keepReplay = false): Promise<string | null> {
+    const state = engineState as Record<string, unknown>;
     if (typeof state.browserSessionId !== "string") return null;
     const flow = liveFlows.get(state.browserSessionId);
     return flow ? endFlow(flow, keepReplay) : null;
@@ -636,7 +637,8 @@ function inputOutcome(state: BrowserFlowState, step: LoginStep, websiteError: st
   return { kind: "input", state: state as unknown as EngineState, prompt: step.prompt, websiteError, browserSessionId: state.browserSessionId };
 }
 
-function readState(state: EngineState): BrowserFlowState {
+function readState(engineState: EngineState): BrowserFlowState {
+  const state = engineState as Record<string, unknown>;
   if (state.version !== 1 || state.engine !== "browser" || typeof state.browserSessionId !== "string" || typeof state.step !== "object") {
     throw new FlowFailure("internal_error", "the flow's saved state is not one the browser engine wrote");
   }
