@@ -83,7 +83,7 @@ type Status = { flow_status: FlowStatus | null };
 type Position = Status & { flow_step: FlowStep | null };
 
 export function isInProgress(flow: Status): boolean {
-  return flow.flow_status === "IN_PROGRESS";
+  return flow.flow_status === inProgress;
 }
 
 export function isAwaitingInput(flow: Position): boolean {
