@@ -12,7 +12,7 @@ import { profileSessions } from "#shared/composition/profile-sessions.ts";
 import { secretBox } from "#shared/composition/secrets.ts";
 import { connectionStore } from "#shared/composition/table.ts";
 import type { Connection } from "#shared/domain/connection.ts";
-import { loginTarget } from "#shared/domain/login-flows.ts";
+import { loginTarget } from "#shared/domain/flows/step.ts";
 import { openEvidence } from "#shared/domain/sealed-evidence.ts";
 import { createLoginEngine } from "#shared/login/engine.ts";
 import type { SessionEvidence } from "#shared/login/types.ts";

@@ -1,4 +1,4 @@
-import { expireFlowCore } from "../domain/login-flows.ts";
+import { expireFlowCore } from "../domain/flows/step.ts";
 import { perConfig } from "./config.ts";
 import { connectionStore } from "./table.ts";
 

@@ -1,4 +1,4 @@
-import { awaitInputCore } from "../domain/login-flows.ts";
+import { awaitInputCore } from "../domain/flows/step.ts";
 import { perConfig } from "./config.ts";
 import { connectionStore } from "./table.ts";
 import { flowSignal } from "./workflow-engine.ts";

@@ -1,5 +1,6 @@
 import { reauthCore } from "../domain/health-checks.ts";
-import { loginStepCore, type LoginOutcomeDeps } from "../domain/login-flows.ts";
+import type { LoginOutcomeDeps } from "../domain/flows/outcomes.ts";
+import { loginStepCore } from "../domain/flows/step.ts";
 import type { Config } from "../config.ts";
 import { perConfig, workflowTiming } from "./config.ts";
 import { credentials } from "./credentials.ts";

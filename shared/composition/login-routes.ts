@@ -1,5 +1,5 @@
 import type { Config } from "../config.ts";
-import { loginRouteCore } from "../domain/login-flows.ts";
+import { loginRouteCore } from "../domain/flows/start.ts";
 import type { LoginEngine } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
 import { perConfig, workflowTiming } from "./config.ts";

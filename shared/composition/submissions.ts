@@ -1,4 +1,4 @@
-import { submitCore } from "../domain/login-flows.ts";
+import { submitCore } from "../domain/flows/submit.ts";
 import { perConfig } from "./config.ts";
 import { secretBox } from "./secrets.ts";
 import { connectionStore } from "./table.ts";

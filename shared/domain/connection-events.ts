@@ -5,6 +5,7 @@ import { AppError, errorBody } from "../errors.ts";
 import { errorFields, log } from "../log.ts";
 import type { Connection, ConnectionStore } from "./connection.ts";
 import { HandoffTokenExpiredError, NotFoundError, TooManyRequestsError } from "./errors.ts";
+import { isInProgress, seenCanceled } from "./flows/state.ts";
 
 /**
  * A connection's flow as a server-sent event stream: its state at once, then each change, with
@@ -12,8 +13,6 @@ import { HandoffTokenExpiredError, NotFoundError, TooManyRequestsError } from ".
  */
 
 export type ConnectionEventType = "managed_auth_state" | "sse_heartbeat" | "error";
-
-const terminalFlowStatuses: ReadonlySet<Connection["flow_status"]> = new Set(["SUCCESS", "FAILED", "EXPIRED", "CANCELED"]);
 
 /** Lambda ends a function at 15 minutes; the stream ends a minute before, cleanly. */
 export const maxFollowSeconds = 14 * 60;
@@ -66,12 +65,12 @@ export interface FollowStep {
  */
 export function nextFollowStep(lastSent: FlowSnapshot | undefined, connection: Connection | undefined): FollowStep {
   if (!connection) {
-    return lastSent?.flow_status === "IN_PROGRESS" ? { send: { ...lastSent, flow_status: "CANCELED" }, done: true } : { done: true };
+    return lastSent && isInProgress(lastSent) ? { send: seenCanceled(lastSent), done: true } : { done: true };
   }
   const current = flowSnapshot(connection);
   // Deep equality, not JSON text: DynamoDB does not keep the key order of nested maps.
   const changed = lastSent === undefined || !isDeepStrictEqual(lastSent, current);
-  const done = current.flow_status === null || terminalFlowStatuses.has(current.flow_status);
+  const done = !isInProgress(current);
   return changed ? { send: current, done } : { done };
 }
 

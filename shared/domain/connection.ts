@@ -1,13 +1,13 @@
 import { newId } from "../ids.ts";
 import type { LoginEngineKind, SessionEvidenceBasis } from "../login/types.ts";
 import { NotFoundError } from "./errors.ts";
+import type { FlowGuard, FlowState } from "./flows/state.ts";
 import type { Page } from "./list-page.ts";
 import type { Profile } from "./profile.ts";
 
+export { flowSecretsCleared, noFlow, type FlowState } from "./flows/state.ts";
+
 export const connectionStatuses = ["AUTHENTICATED", "NEEDS_AUTH"] as const;
-export const flowStatuses = ["IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"] as const;
-export const flowSteps = ["DISCOVERING", "AWAITING_INPUT", "AWAITING_EXTERNAL_ACTION", "SUBMITTING", "COMPLETED"] as const;
-export const flowTypes = ["LOGIN", "REAUTH"] as const;
 
 export const browserTelemetryCategories = [
   "console",
@@ -46,28 +46,6 @@ export interface ConnectionSettings {
   save_credentials: boolean;
   record_session: boolean;
   browser_telemetry: BrowserTelemetry | null;
-}
-
-/** The state of the most recent login flow; every member is null before the first flow. */
-export interface FlowState {
-  flow_status: (typeof flowStatuses)[number] | null;
-  flow_step: (typeof flowSteps)[number] | null;
-  flow_type: (typeof flowTypes)[number] | null;
-  flow_expires_at: string | null;
-  fields: unknown[] | null;
-  choices: unknown[] | null;
-  discovered_fields: unknown[] | null;
-  mfa_options: unknown[] | null;
-  sign_in_options: unknown[] | null;
-  pending_sso_buttons: unknown[] | null;
-  external_action_message: string | null;
-  website_error: string | null;
-  sso_provider: string | null;
-  error_message: string | null;
-  error_code: string | null;
-  hosted_url: string | null;
-  live_view_url: string | null;
-  browser_session_id: string | null;
 }
 
 /**
@@ -168,9 +146,6 @@ export function timelineRecord(
   };
 }
 
-/** What a flow holds while it runs (sealed values, its wait, its live browser); dropped when it ends, so no session or typed value outlives it. */
-export const flowSecretsCleared = { flow_engine_state: null, flow_submission: null, flow_task_token: null, browser_session_id: null } as const;
-
 export async function existingConnection(store: Pick<ConnectionStore, "get">, org: string, id: string): Promise<Connection> {
   const connection = await store.get(org, id);
   if (!connection) throw new NotFoundError(`auth connection '${id}' not found`);
@@ -188,27 +163,6 @@ export const defaultSettings: ConnectionSettings = {
   save_credentials: true,
   record_session: false,
   browser_telemetry: null,
-};
-
-export const noFlow: FlowState = {
-  flow_status: null,
-  flow_step: null,
-  flow_type: null,
-  flow_expires_at: null,
-  fields: null,
-  choices: null,
-  discovered_fields: null,
-  mfa_options: null,
-  sign_in_options: null,
-  pending_sso_buttons: null,
-  external_action_message: null,
-  website_error: null,
-  sso_provider: null,
-  error_message: null,
-  error_code: null,
-  hosted_url: null,
-  live_view_url: null,
-  browser_session_id: null,
 };
 
 /** The wire shape: every field of the spec's table, in its order, null where there is no value. */
@@ -283,7 +237,7 @@ export interface TimelineRecord {
 /** What must still hold for a flow or loop update to apply. */
 export type RecordGuard =
   /** The flow is still the record's flow and in progress (and, when given, at that step). */
-  | { flowId: string; step?: FlowState["flow_step"] }
+  | FlowGuard
   /** The execution is still the record's live health-check loop. */
   | { executionArn: string }
   /** Re-auth is still stopped by the rejection of that credential (by id). */

@@ -3,7 +3,6 @@ import { errorFields, log } from "../log.ts";
 import {
   defaultSettings,
   existingConnection,
-  flowSecretsCleared,
   noFlow,
   toConnectionResource,
   type BrowserTelemetry,
@@ -16,6 +15,7 @@ import {
 } from "./connection.ts";
 import { findCredential, type CredentialStore } from "./credential.ts";
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
+import { canceled, inFlow, isInProgress } from "./flows/state.ts";
 import { isSsoProviderDomain, sameSite } from "../policy/scope.ts";
 import { newProfile, type Profile, type ProfileRef, type ProfileStore } from "./profile.ts";
 import { reauthRestored } from "./reauth.ts";
@@ -276,12 +276,8 @@ export function connectionLifecycleCore(deps: ConnectionLifecycleDeps) {
 
   /** A login in progress ends CANCELED (what an events stream sees last) and its execution stops. */
   async function cancelFlow(connection: Connection): Promise<void> {
-    if (connection.flow_status === "IN_PROGRESS" && connection.flow_id) {
-      await deps.connections.guardedUpdate(connection.org, connection.id, { flowId: connection.flow_id }, {
-        ...flowSecretsCleared,
-        flow_status: "CANCELED",
-        flow_step: "COMPLETED",
-      });
+    if (isInProgress(connection) && connection.flow_id) {
+      await deps.connections.guardedUpdate(connection.org, connection.id, inFlow(connection.flow_id), canceled());
       if (connection.flow_execution_arn) await deps.workflow.stop(connection.flow_execution_arn);
     }
   }

@@ -5,7 +5,9 @@ import { credentialFitsHost } from "../policy/scope.ts";
 import type { LoginEngine, StepOutcome } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
 import { timelineRecord, type Connection, type ConnectionStore } from "./connection.ts";
-import { loginOutcomes, loginTarget, type LoginOutcomeDeps } from "./login-flows.ts";
+import { loginOutcomes, type LoginOutcomeDeps } from "./flows/outcomes.ts";
+import { failed } from "./flows/state.ts";
+import { loginTarget } from "./flows/step.ts";
 import type { ProfileSessions } from "./profile-sessions.ts";
 import { openEvidence } from "./sealed-evidence.ts";
 import { answerPrompt, credentialSent, maxUnverifiedReauths, reauthRateLimited, reauthStopped, secretsAsked, sessionStood, type ReauthBlock } from "./reauth.ts";
@@ -183,7 +185,7 @@ export function reauthCore(deps: ReauthDeps) {
         if ("blocked" in answer) return { kind: "blocked", reason: answer.blocked };
         // A step answered by a choice (the identity provider's button) sends none of the secrets its form asks for.
         if (answer.submission.field_values) for (const secret of asked) sent.secrets.add(secret);
-        outcome = await deps.engine.submit(target, outcome.state, answer.submission, credential.domain);
+        outcome = await deps.engine.submit(target, outcome.state, answer.submission, { credentialDomain: credential.domain });
       }
       if (outcome.kind === "failure" && outcome.errorCode === "credential_domain_mismatch") {
         return { kind: "misplaced", credentialId: credential.id, message: outcome.message };
@@ -229,7 +231,7 @@ export function reauthCore(deps: ReauthDeps) {
         written = await outcomes.fail(
           connection,
           guard,
-          { status: "FAILED", code: "credentials_invalid", message: outcome.message, replayId: sent.replayId },
+          { ...failed("credentials_invalid", outcome.message), replayId: sent.replayId },
           { ...reauthFlow, status: "NEEDS_AUTH", website_error: outcome.websiteError, ...reauthStopped(connection, outcome.credentialId) },
         );
       } else if (outcome.kind === "misplaced") {
@@ -237,7 +239,7 @@ export function reauthCore(deps: ReauthDeps) {
         written = await outcomes.fail(
           connection,
           guard,
-          { status: "FAILED", code: "credential_domain_mismatch", message: outcome.message, replayId: sent.replayId },
+          { ...failed("credential_domain_mismatch", outcome.message), replayId: sent.replayId },
           { ...reauthFlow, status: "NEEDS_AUTH", ...reauthStopped(connection, outcome.credentialId) },
         );
       } else if (outcome.kind === "limited") {
@@ -247,7 +249,7 @@ export function reauthCore(deps: ReauthDeps) {
         written = await outcomes.fail(
           connection,
           guard,
-          { status: "FAILED", code: "rate_limited", message: limited.message, replayId: sent.replayId },
+          { ...failed("rate_limited", limited.message), replayId: sent.replayId },
           { ...reauthFlow, status: "NEEDS_AUTH", ...unverified.changes, ...limited.changes },
         );
       } else {
@@ -256,9 +258,7 @@ export function reauthCore(deps: ReauthDeps) {
           connection,
           guard,
           {
-            status: "FAILED",
-            code: blocked ? "unsupported_auth_method" : outcome.errorCode,
-            message: blocked ? `re-authentication needs a human: ${outcome.reason}` : `${outcome.message}${stopNote}`,
+            ...failed(blocked ? "unsupported_auth_method" : outcome.errorCode, blocked ? `re-authentication needs a human: ${outcome.reason}` : `${outcome.message}${stopNote}`),
             replayId: sent.replayId,
           },
           { ...reauthFlow, status: "NEEDS_AUTH", ...unverified.changes, ...(blocked ? { can_reauth: false, can_reauth_reason: outcome.reason } : {}) },

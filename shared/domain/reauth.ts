@@ -1,5 +1,6 @@
 import type { CanonicalField, FlowPrompt, LoginRequirement, Submission } from "../login/types.ts";
 import type { Connection, ConnectionStore, RejectedCredential } from "./connection.ts";
+import { hasFailed } from "./flows/state.ts";
 import { scaledMs, type WorkflowTiming } from "./workflow.ts";
 
 /**
@@ -148,7 +149,7 @@ export function reauthRateLimited(
   now: Date,
   timing: Pick<WorkflowTiming, "timeScale">,
 ): { retryAt: string | null; message: string; changes: Partial<Connection> } {
-  const limitedBefore = connection.flow_type === "REAUTH" && connection.flow_status === "FAILED" && connection.error_code === "rate_limited";
+  const limitedBefore = connection.flow_type === "REAUTH" && hasFailed(connection) && connection.error_code === "rate_limited";
   if (limitedBefore) {
     return { retryAt: null, message: `${limit.message}; re-auth stops: the site limited it again after its wait`, changes: reauthStopped(connection, limit.credentialId) };
   }

@@ -1,7 +1,7 @@
 import type { StorageState } from "../archive/storage-state.ts";
 import type { SessionEvidence } from "./types.ts";
 import { durableAnswer } from "./submission.ts";
-import { loginEngineKinds, type EngineState, type LoginEngine, type LoginEngineKind, type LoginTarget, type StepOutcome, type Submission } from "./types.ts";
+import { loginEngineKinds, type EngineState, type LoginEngine, type LoginEngineKind, type LoginTarget, type StepOptions, type StepOutcome, type Submission } from "./types.ts";
 
 /**
  * Which engine runs a flow, kept beside that engine's own state, with the credential ref (identifier,
@@ -35,7 +35,7 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
     target: LoginTarget,
     valuesByRef: Record<string, string>,
     refsById: Record<string, string>,
-    credentialDomain: string | undefined,
+    options: StepOptions | undefined,
   ): Promise<StepOutcome> {
     let outcome = await engines.browser.start(target);
     const answered = new Set<string>();
@@ -45,7 +45,7 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
       const submission = asked.some((field) => answered.has(field.ref)) ? null : durableAnswer(asked, valuesByRef);
       if (!submission) break;
       for (const field of asked) answered.add(field.ref);
-      outcome = await engines.browser.submit(target, outcome.state, submission, credentialDomain);
+      outcome = await engines.browser.submit(target, outcome.state, submission, options);
     }
     return tagged("browser", outcome, refsById);
   }
@@ -68,14 +68,14 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
       return tagged("http", outcome, {});
     },
 
-    async submit(target: LoginTarget, state: EngineState, submission: Submission, credentialDomain?: string): Promise<StepOutcome> {
+    async submit(target: LoginTarget, state: EngineState, submission: Submission, options?: StepOptions): Promise<StepOutcome> {
       const choice = readChoice(state);
-      const outcome = await engines[choice.engine].submit(target, choice.inner, submission, credentialDomain);
+      const outcome = await engines[choice.engine].submit(target, choice.inner, submission, options);
       if (choice.engine === "http" && outcome.kind === "failure" && outcome.browserMayHelp) {
         const valuesByRef = Object.fromEntries(
           Object.entries(submission.field_values ?? {}).flatMap(([id, value]) => (choice.refsById[id] ? [[choice.refsById[id], value]] : [])),
         );
-        return continueInBrowser(target, valuesByRef, choice.refsById, credentialDomain);
+        return continueInBrowser(target, valuesByRef, choice.refsById, options);
       }
       return tagged(choice.engine, outcome, choice.refsById);
     },

@@ -23,6 +23,7 @@ import type {
   MfaType,
   ProbeOutcome,
   SessionEvidence,
+  StepOptions,
   StepOutcome,
   Submission,
 } from "./types.ts";
@@ -138,7 +139,7 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     });
   }
 
-  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, credentialDomain?: string): Promise<StepOutcome> {
+  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, { credentialDomain }: StepOptions = {}): Promise<StepOutcome> {
     return outcomeOf(async () => {
       const state = readState(engineState);
       const intent = readSubmission(state.prompt, submission);
@@ -479,7 +480,8 @@ function topFrame(error: unknown): string | undefined {
   return error instanceof Error ? error.stack?.split("\n").find((line) => line.trim().startsWith("at "))?.trim() : undefined;
 }
 
-function readState(state: EngineState): FlowState {
+function readState(engineState: EngineState): FlowState {
+  const state = engineState as Record<string, unknown>;
   if (state.version !== 1 || typeof state.jar !== "object" || typeof state.step !== "object" || typeof state.prompt !== "object") {
     throw new FlowFailure("internal_error", "the flow's saved state is not one this engine wrote");
   }

@@ -9,6 +9,7 @@ import type {
   TimelineRecord,
 } from "../domain/connection.ts";
 import type { Page } from "../domain/list-page.ts";
+import { inProgress } from "../domain/flows/state.ts";
 import type { Profile } from "../domain/profile.ts";
 import { newestFirst, transact, unlessConditionFails, withoutKeys, writeBatch } from "./dynamo.ts";
 import { indexKeys, keys, timelinePrefix } from "./keys.ts";
@@ -117,7 +118,7 @@ function guardCondition(guard: RecordGuard) {
   if ("rejectedCredential" in guard) {
     return { expression: "attribute_exists(pk) AND reauth_rejected_credential.credential_id = :guardCredential", values: { ":guardCredential": guard.rejectedCredential } };
   }
-  const values: Record<string, unknown> = { ":guardFlow": guard.flowId, ":inProgress": "IN_PROGRESS" };
+  const values: Record<string, unknown> = { ":guardFlow": guard.flowId, ":inProgress": inProgress };
   let expression = "attribute_exists(pk) AND flow_id = :guardFlow AND flow_status = :inProgress";
   if (guard.step) {
     expression += " AND flow_step = :guardStep";
@@ -245,7 +246,7 @@ export function dynamoConnectionStore(db: DynamoDBDocumentClient, tableName: str
         recordUpdate(tableName, keys.connection(org, id), flow, now, {
           // Guard: one live flow per connection, so concurrent logins start one flow and share it.
           expression: "attribute_exists(pk) AND (flow_status <> :inProgress OR attribute_type(flow_status, :null) OR flow_expires_at < :now)",
-          values: { ":inProgress": "IN_PROGRESS", ":null": "NULL" },
+          values: { ":inProgress": inProgress, ":null": "NULL" },
         }),
       );
       if (started) return { started: true, connection: started };

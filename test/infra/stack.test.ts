@@ -6,7 +6,7 @@ import { exposedHeaders } from "#shared/http/cors.ts";
 import type { Grant } from "#shared/grants.ts";
 import { authorizer, binaryMediaTypes, corsPaths, corsPreflight, routes } from "#shared/routes.ts";
 import { tableDefinition } from "#shared/store/table.ts";
-import { browserFlowTimeoutSeconds } from "#shared/domain/login-flows.ts";
+import { browserFlowTimeoutSeconds } from "#shared/domain/flows/step.ts";
 import { definitionText, substitutedDefinition, workflowTasks, type WorkflowTask } from "#shared/step-functions/definition.ts";
 import { authConnectionApp, type AuthConnectionStack } from "../../infra/stack.ts";
 

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent } from "aws-lambda";
 import { describe, expect, it } from "vitest";
-import { hostedLoginUrl } from "#shared/domain/login-flows.ts";
+import { hostedLoginUrl } from "#shared/domain/flows/start.ts";
 import { requestBaseUrl } from "#shared/http/base-url.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Connection, ConnectionStore, RecordGuard, TimelineRecord } from "#shared/domain/connection.ts";
-import { loginStepCore, type LoginStepDeps } from "#shared/domain/login-flows.ts";
+import { loginStepCore, type LoginStepDeps } from "#shared/domain/flows/step.ts";
 import type { FlowPrompt, LoginEngine, StepOutcome } from "#shared/login/types.ts";
 import type { SecretBox } from "#shared/secrets/secret-box.ts";
 import { connectionRecord } from "../support/connection-record.ts";

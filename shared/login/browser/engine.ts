@@ -24,7 +24,7 @@ import { credentialHostRefusal, hostOf, scopeRefusal } from "../../policy/scope.
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence } from "../session-evidence.ts";
 import { siteErrorOf } from "../site-message.ts";
 import { durableAnswer, readSubmission, type SubmissionIntent } from "../submission.ts";
-import type { EngineState, LoginEngine, LoginTarget, MfaType, ProbeOutcome, SessionEvidence, StepOutcome, Submission } from "../types.ts";
+import type { EngineState, LoginEngine, LoginTarget, MfaType, ProbeOutcome, SessionEvidence, StepOptions, StepOutcome, Submission } from "../types.ts";
 import { captureBrowserState } from "./browser-state.ts";
 import { navigate, NavigationError, navigationTimeoutMs, reload, unreachableReason } from "./chromium.ts";
 import { discover, signInControls, type Discovery, type StepTargets } from "./discovery.ts";
@@ -185,7 +185,7 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
     });
   }
 
-  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, credentialDomain?: string): Promise<StepOutcome> {
+  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, { credentialDomain }: StepOptions = {}): Promise<StepOutcome> {
     return outcomeOf(async () => {
       const state = readState(engineState);
       const flow = liveFlows.get(state.browserSessionId);
@@ -431,7 +431,8 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
     return probeInBrowser(options.openBrowser, target, session, postLoginUrl, evidence);
   }
 
-  async function release(state: EngineState, keepReplay = false): Promise<string | null> {
+  async function release(engineState: EngineState, keepReplay = false): Promise<string | null> {
+    const state = engineState as Record<string, unknown>;
     if (typeof state.browserSessionId !== "string") return null;
     const flow = liveFlows.get(state.browserSessionId);
     return flow ? endFlow(flow, keepReplay) : null;
@@ -636,7 +637,8 @@ function inputOutcome(state: BrowserFlowState, step: LoginStep, websiteError: st
   return { kind: "input", state: state as unknown as EngineState, prompt: step.prompt, websiteError, browserSessionId: state.browserSessionId };
 }
 
-function readState(state: EngineState): BrowserFlowState {
+function readState(engineState: EngineState): BrowserFlowState {
+  const state = engineState as Record<string, unknown>;
   if (state.version !== 1 || state.engine !== "browser" || typeof state.browserSessionId !== "string" || typeof state.step !== "object") {
     throw new FlowFailure("internal_error", "the flow's saved state is not one the browser engine wrote");
   }
