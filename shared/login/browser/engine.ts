@@ -17,9 +17,9 @@ import {
   showStep,
   successOutcome,
   type StepProgress,
-} from "../engine.ts";
+} from "../http/engine.ts";
 import { isLoginUrl, type LoginStep } from "../forms.ts";
-import { RefusedRequestError } from "../http.ts";
+import { RefusedRequestError } from "../http/client.ts";
 import { credentialHostRefusal, hostOf, scopeRefusal } from "../scope.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "../session-evidence.ts";
 import { siteErrorOf } from "../site-message.ts";

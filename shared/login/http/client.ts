@@ -4,10 +4,10 @@ import type { Duplex } from "node:stream";
 import { connect as tlsConnect } from "node:tls";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import type { CookieJar } from "tough-cookie";
-import { vetHost, type Resolver } from "./address-policy.ts";
-import { credentialHostRefusal, hostOf, scopeRefusal } from "./scope.ts";
-import { systemResolver } from "./system-resolver.ts";
-import type { LoginTarget } from "./types.ts";
+import { vetHost, type Resolver } from "../address-policy.ts";
+import { credentialHostRefusal, hostOf, scopeRefusal } from "../scope.ts";
+import { systemResolver } from "../system-resolver.ts";
+import type { LoginTarget } from "../types.ts";
 
 /** Where a vetted connection goes: the address the guard checked, never the name again. */
 export interface Endpoint {

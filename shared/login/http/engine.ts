@@ -1,17 +1,17 @@
 import { isIP } from "node:net";
 import type { CookieJar, SerializedCookieJar } from "tough-cookie";
-import type { StorageState } from "../archive/storage-state.ts";
-import { log } from "../log.ts";
-import { analyzeStep, automaticRequest, encodeForm, hasPasswordForm, isLoginUrl, signInLinkRank, type LoginStep, type StepPlan } from "./forms.ts";
-import { createWebClient, RefusedRequestError, UnreachableError, type NetworkOptions, type Page, type PageRequest } from "./http.ts";
-import { parsePage, type PageModel } from "./page.ts";
-import { judgeProbe } from "./probe-verdict.ts";
-import { rateLimitOf } from "./rate-limit.ts";
-import { credentialHostRefusal, hostOf, scopeRefusal, type ScopePolicy } from "./scope.ts";
-import { siteErrorOf, siteMessages, type SiteMessage } from "./site-message.ts";
-import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "./session.ts";
-import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "./session-evidence.ts";
-import { isDurableFieldType, readSubmission } from "./submission.ts";
+import type { StorageState } from "../../archive/storage-state.ts";
+import { log } from "../../log.ts";
+import { analyzeStep, automaticRequest, encodeForm, hasPasswordForm, isLoginUrl, signInLinkRank, type LoginStep, type StepPlan } from "../forms.ts";
+import { createWebClient, RefusedRequestError, UnreachableError, type NetworkOptions, type Page, type PageRequest } from "./client.ts";
+import { parsePage, type PageModel } from "../page.ts";
+import { judgeProbe } from "../probe-verdict.ts";
+import { rateLimitOf } from "../rate-limit.ts";
+import { credentialHostRefusal, hostOf, scopeRefusal, type ScopePolicy } from "../scope.ts";
+import { siteErrorOf, siteMessages, type SiteMessage } from "../site-message.ts";
+import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "../session.ts";
+import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "../session-evidence.ts";
+import { isDurableFieldType, readSubmission } from "../submission.ts";
 import type {
   EngineState,
   FlowErrorCode,
@@ -24,7 +24,7 @@ import type {
   ProbeOutcome,
   StepOutcome,
   Submission,
-} from "./types.ts";
+} from "../types.ts";
 
 /**
  * Makes `step` the flow's current one. When it is the step just answered, shown again, it counts as a
