@@ -13,13 +13,13 @@ import {
   outcomeOf,
   pathOf,
   recordFields,
+  RefusedRequestError,
   refusalOf,
   showStep,
   successOutcome,
   type StepProgress,
-} from "../http/engine.ts";
+} from "../kernel.ts";
 import { isLoginUrl, type LoginStep } from "../forms.ts";
-import { RefusedRequestError } from "../http/client.ts";
 import { credentialHostRefusal, hostOf, scopeRefusal } from "../scope.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "../session-evidence.ts";
 import { siteErrorOf } from "../site-message.ts";

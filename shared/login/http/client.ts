@@ -5,6 +5,7 @@ import { connect as tlsConnect } from "node:tls";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import type { CookieJar } from "tough-cookie";
 import { vetHost, type Resolver } from "../address-policy.ts";
+import { RefusedRequestError, UnreachableError } from "../kernel.ts";
 import { credentialHostRefusal, hostOf, scopeRefusal } from "../scope.ts";
 import { systemResolver } from "../system-resolver.ts";
 import type { LoginTarget } from "../types.ts";
@@ -31,27 +32,6 @@ export interface NetworkOptions {
    */
   openSocket?: (endpoint: Endpoint) => Duplex;
   timeoutMs?: number;
-}
-
-/**
- * The engine would not send this request: its host is out of scope, resolves to a forbidden address,
- * or is outside the domain of the stored credential the request carries.
- */
-export class RefusedRequestError extends Error {
-  readonly reason: "out_of_scope" | "forbidden_address" | "credential_domain";
-  constructor(reason: RefusedRequestError["reason"], message: string) {
-    super(message);
-    this.name = "RefusedRequestError";
-    this.reason = reason;
-  }
-}
-
-/** The site could not be asked: DNS, connection, TLS, timeout, or a redirect loop. */
-export class UnreachableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UnreachableError";
-  }
 }
 
 export interface Page {
