@@ -53,14 +53,16 @@ const maxRejections = 3;
 const passwordInput = /type\s*=\s*["']?password/i;
 const botWallWords = /just a moment|attention required|access denied|unusual traffic|automated (queries|requests|access)|are you a robot|request blocked/i;
 
+/** Ends a step with the failure outcome of `errorCode`; `cause` is what the engine met, when it wraps an error. */
 export class FlowFailure extends Error {
   readonly errorCode: FlowErrorCode;
   readonly retryAfterSeconds: number | null;
   browserMayHelp = false;
-  constructor(errorCode: FlowErrorCode, message: string, retryAfterSeconds: number | null = null) {
-    super(message);
+  constructor(errorCode: FlowErrorCode, message: string, options: { retryAfterSeconds?: number | null; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = "FlowFailure";
     this.errorCode = errorCode;
-    this.retryAfterSeconds = retryAfterSeconds;
+    this.retryAfterSeconds = options.retryAfterSeconds ?? null;
   }
 }
 
@@ -150,7 +152,7 @@ export function checkBlocked(
   const limit = heldBack || (page.status >= 400 && page.status < 500) ? rateLimitOf({ status: page.status, headers: page.headers, messages: messages.map((message) => message.text) }, now) : null;
   if (limit) {
     const wait = limit.retryAfterSeconds === null ? "" : ` (retry after ${limit.retryAfterSeconds} s)`;
-    throw new FlowFailure("rate_limited", `${hostOf(new URL(page.url))} limits login attempts${wait}${limit.message ? `: ${limit.message}` : ""}`, limit.retryAfterSeconds);
+    throw new FlowFailure("rate_limited", `${hostOf(new URL(page.url))} limits login attempts${wait}${limit.message ? `: ${limit.message}` : ""}`, { retryAfterSeconds: limit.retryAfterSeconds });
   }
   if ([403, 429, 503].includes(page.status) && botWallWords.test(`${model.title} ${model.text}`)) {
     throw new FlowFailure("bot_detected", `${hostOf(new URL(page.url))} answered HTTP ${page.status} with a bot check`);
@@ -223,8 +225,8 @@ export class RefusedRequestError extends Error {
 
 /** The site could not be asked: DNS, connection, TLS, timeout, or a redirect loop. */
 export class UnreachableError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = "UnreachableError";
   }
 }

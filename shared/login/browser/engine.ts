@@ -629,7 +629,7 @@ function documentFailure(flow: LiveFlow): Error | null {
 function asFlowFailure(error: unknown, flow: LiveFlow): unknown {
   if (!(error instanceof NavigationError)) return error;
   const reason = unreachableReason(error);
-  return documentFailure(flow) ?? (reason ? new FlowFailure("site_unreachable", reason) : error);
+  return documentFailure(flow) ?? (reason ? new FlowFailure("site_unreachable", reason, { cause: error }) : error);
 }
 
 function inputOutcome(state: BrowserFlowState, step: LoginStep, websiteError: string | null): Extract<StepOutcome, { kind: "input" }> {

@@ -111,7 +111,7 @@ export function createWebClient(options: NetworkOptions): WebClient {
       outgoing.on("response", resolve);
       outgoing.on("timeout", () => outgoing.destroy(new UnreachableError(`${endpoint.host} did not answer within ${timeoutMs} ms`)));
       outgoing.on("error", (error) =>
-        reject(error instanceof UnreachableError ? error : new UnreachableError(`could not reach ${endpoint.host}: ${errorCode(error)}`)),
+        reject(error instanceof UnreachableError ? error : new UnreachableError(`could not reach ${endpoint.host}: ${errorCode(error)}`, { cause: error })),
       );
       outgoing.end(body);
     });
@@ -189,7 +189,7 @@ async function readBody(response: IncomingMessage, host: string): Promise<string
     }
   } catch (error) {
     if (error instanceof UnreachableError) throw error;
-    throw new UnreachableError(`${host} broke off its answer: ${errorCode(error)}`);
+    throw new UnreachableError(`${host} broke off its answer: ${errorCode(error)}`, { cause: error });
   }
   let raw = Buffer.concat(chunks);
   const limit = { maxOutputLength: maxDecodedBodyBytes };
@@ -200,9 +200,9 @@ async function readBody(response: IncomingMessage, host: string): Promise<string
     else if (encoding === "br") raw = brotliDecompressSync(raw, limit);
   } catch (error) {
     if (errorCode(error) === "ERR_BUFFER_TOO_LARGE") {
-      throw new UnreachableError(`${host} sent a page bigger than ${maxDecodedBodyBytes} bytes once decompressed`);
+      throw new UnreachableError(`${host} sent a page bigger than ${maxDecodedBodyBytes} bytes once decompressed`, { cause: error });
     }
-    throw new UnreachableError(`${host} sent a body that does not decompress`);
+    throw new UnreachableError(`${host} sent a body that does not decompress`, { cause: error });
   }
   return decodeText(raw, response.headers["content-type"]);
 }
