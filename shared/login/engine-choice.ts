@@ -1,7 +1,8 @@
 import type { StorageState } from "../archive/storage-state.ts";
 import type { SessionEvidence } from "./session-evidence.ts";
 import { durableAnswer } from "./submission.ts";
-import { loginEngineKinds, type EngineState, type LoginEngine, type LoginEngineKind, type LoginTarget, type StepOutcome, type Submission } from "./types.ts";
+import type { Deadline } from "../deadline.ts";
+import { loginEngineKinds, type EngineState, type LoginEngine, type LoginEngineKind, type LoginTarget, type StepOptions, type StepOutcome, type Submission } from "./types.ts";
 
 /**
  * Which engine runs a flow, kept beside that engine's own state, with the credential ref (identifier,
@@ -29,15 +30,16 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
 
   /**
    * The browser's own steps, answered with the durable values given so far for as long as they are
-   * all it asks; values of a stored credential stay bound to its domain (`credentialDomain`).
+   * all it asks; values of a stored credential stay bound to its domain (`options.credentialDomain`),
+   * and every step to the submission's deadline.
    */
   async function continueInBrowser(
     target: LoginTarget,
     valuesByRef: Record<string, string>,
     refsById: Record<string, string>,
-    credentialDomain: string | undefined,
+    options: StepOptions | undefined,
   ): Promise<StepOutcome> {
-    let outcome = await engines.browser.start(target);
+    let outcome = await engines.browser.start(target, options?.deadline);
     const answered = new Set<string>();
     while (outcome.kind === "input") {
       const asked = outcome.prompt.fields;
@@ -45,7 +47,7 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
       const submission = asked.some((field) => answered.has(field.ref)) ? null : durableAnswer(asked, valuesByRef);
       if (!submission) break;
       for (const field of asked) answered.add(field.ref);
-      outcome = await engines.browser.submit(target, outcome.state, submission, credentialDomain);
+      outcome = await engines.browser.submit(target, outcome.state, submission, options);
     }
     return tagged("browser", outcome, refsById);
   }
@@ -61,21 +63,21 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
   }
 
   return {
-    async start(target: LoginTarget): Promise<StepOutcome> {
-      if (target.engine === "browser") return tagged("browser", await engines.browser.start(target), {});
-      const outcome = await engines.http.start(target);
-      if (outcome.kind === "failure" && outcome.browserMayHelp) return tagged("browser", await engines.browser.start(target), {});
+    async start(target: LoginTarget, deadline?: Deadline): Promise<StepOutcome> {
+      if (target.engine === "browser") return tagged("browser", await engines.browser.start(target, deadline), {});
+      const outcome = await engines.http.start(target, deadline);
+      if (outcome.kind === "failure" && outcome.browserMayHelp) return tagged("browser", await engines.browser.start(target, deadline), {});
       return tagged("http", outcome, {});
     },
 
-    async submit(target: LoginTarget, state: EngineState, submission: Submission, credentialDomain?: string): Promise<StepOutcome> {
+    async submit(target: LoginTarget, state: EngineState, submission: Submission, options?: StepOptions): Promise<StepOutcome> {
       const choice = readChoice(state);
-      const outcome = await engines[choice.engine].submit(target, choice.inner, submission, credentialDomain);
+      const outcome = await engines[choice.engine].submit(target, choice.inner, submission, options);
       if (choice.engine === "http" && outcome.kind === "failure" && outcome.browserMayHelp) {
         const valuesByRef = Object.fromEntries(
           Object.entries(submission.field_values ?? {}).flatMap(([id, value]) => (choice.refsById[id] ? [[choice.refsById[id], value]] : [])),
         );
-        return continueInBrowser(target, valuesByRef, choice.refsById, credentialDomain);
+        return continueInBrowser(target, valuesByRef, choice.refsById, options);
       }
       return tagged(choice.engine, outcome, choice.refsById);
     },

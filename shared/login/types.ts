@@ -1,4 +1,5 @@
 import type { StorageState } from "../archive/storage-state.ts";
+import type { Deadline } from "../deadline.ts";
 import type { SessionEvidence } from "./session-evidence.ts";
 
 /**
@@ -178,15 +179,22 @@ export type ProbeOutcome =
   /** The page shows nothing that tells a working session from none (its evidence is `unverifiable`). */
   | { state: "inconclusive"; reason: string };
 
+/** What bounds one step: the credential's domain for a re-auth (values typed only there), and the flow's deadline. */
+export interface StepOptions {
+  credentialDomain?: string;
+  deadline?: Deadline;
+}
+
 export interface LoginEngine {
   /** Finds the login page (login_url, or discovered from the domain's home page) and its first form. */
-  start(target: LoginTarget): Promise<StepOutcome>;
+  start(target: LoginTarget, deadline?: Deadline): Promise<StepOutcome>;
   /**
-   * `credentialDomain`: the submission's values come from a credential stored for that domain (a
-   * re-auth), so they are typed only on a page of it and sent only to it, checked at the moment of
+   * `options.credentialDomain`: the submission's values come from a credential stored for that domain
+   * (a re-auth), so they are typed only on a page of it and sent only to it, checked at the moment of
    * typing; elsewhere the step fails `credential_domain_mismatch` and nothing is typed or sent.
+   * `options.deadline` (and `start`'s): every wait of the step (page loads, settling, polls) ends by then.
    */
-  submit(target: LoginTarget, state: EngineState, submission: Submission, credentialDomain?: string): Promise<StepOutcome>;
+  submit(target: LoginTarget, state: EngineState, submission: Submission, options?: StepOptions): Promise<StepOutcome>;
   /**
    * Asks the site, with the saved session, whether it is still logged in: with the login's evidence,
    * only a page that still shows it counts; without (a login from before evidence was learnt), only

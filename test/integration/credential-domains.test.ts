@@ -115,7 +115,7 @@ async function reauth(engine: LoginEngine, loginTarget: LoginTarget, credentialD
   for (let step = 0; step < 4 && outcome.kind === "input"; step++) {
     const answer = answerPrompt(outcome.prompt, stored);
     if ("blocked" in answer) throw new Error(`the step was not answerable: ${answer.blocked}`);
-    outcome = await engine.submit(loginTarget, JSON.parse(JSON.stringify(outcome.state)), answer.submission, credentialDomain);
+    outcome = await engine.submit(loginTarget, JSON.parse(JSON.stringify(outcome.state)), answer.submission, { credentialDomain });
   }
   if (outcome.kind === "input") await engine.release(outcome.state);
   return outcome;

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { BrowserContext, Frame, Locator, Page, Request, Response } from "playwright-core";
 import type { StorageState } from "../../archive/storage-state.ts";
+import { Deadline } from "../../deadline.ts";
 import { newId } from "../../ids.ts";
 import { log } from "../../log.ts";
 import {
@@ -24,7 +25,7 @@ import { credentialHostRefusal, hostOf, scopeRefusal } from "../scope.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "../session-evidence.ts";
 import { siteErrorOf } from "../site-message.ts";
 import { durableAnswer, readSubmission, type SubmissionIntent } from "../submission.ts";
-import type { EngineState, LoginEngine, LoginTarget, MfaType, ProbeOutcome, StepOutcome, Submission } from "../types.ts";
+import type { EngineState, LoginEngine, LoginTarget, MfaType, ProbeOutcome, StepOptions, StepOutcome, Submission } from "../types.ts";
 import { captureBrowserState } from "./browser-state.ts";
 import { navigate, NavigationError, navigationTimeoutMs, reload, unreachableReason } from "./chromium.ts";
 import { discover, signInControls, type Discovery, type StepTargets } from "./discovery.ts";
@@ -102,6 +103,8 @@ class LiveLogin {
   /** Set while the flow is traced: the values typed and the values the browser kept so far, which the trace must not show. */
   private readonly recording: { secrets: Set<string> } | null;
   private readonly network: NetworkWatch;
+  /** The running step's deadline, which bounds its every wait; none, and each wait has only its own budget. */
+  private deadline: Deadline | undefined;
 
   private constructor(
     private readonly opened: OpenedBrowser,
@@ -153,8 +156,9 @@ class LiveLogin {
     return this.opened.close();
   }
 
-  /** Runs a step; any end but another input keeps the flow's replay and closes its browser. */
-  async step(run: () => Promise<StepOutcome>): Promise<StepOutcome> {
+  /** Runs a step by `deadline`; any end but another input keeps the flow's replay and closes its browser. */
+  async step(deadline: Deadline | undefined, run: () => Promise<StepOutcome>): Promise<StepOutcome> {
+    this.deadline = deadline;
     const outcome = await outcomeOf(() => run().catch((error: unknown) => Promise.reject(this.asFlowFailure(error))));
     if (outcome.kind === "input") return outcome;
     const replayId = await this.end(true);
@@ -225,8 +229,8 @@ class LiveLogin {
     const controls = signInControls(found.model, (url) => scopeRefusal(url, this.target, { allowPrivateTargets: true }) === null).slice(0, maxSignInControls);
     for (const [index, control] of controls.entries()) {
       this.beginAction();
-      if (index > 0) await navigate(this.page, entryUrl);
-      if (control.href) await navigate(this.page, control.href);
+      if (index > 0) await navigate(this.page, entryUrl, { timeoutMs: this.boundedMs(navigationTimeoutMs) });
+      if (control.href) await navigate(this.page, control.href, { timeoutMs: this.boundedMs(navigationTimeoutMs) });
       else {
         const clicked = await locate(this.page, control.ref)
           .then((element) => element.click())
@@ -246,7 +250,7 @@ class LiveLogin {
     const last = candidates.pop()!;
     for (const url of candidates) {
       this.beginAction();
-      const loaded = await navigate(this.page, url).then(
+      const loaded = await navigate(this.page, url, { timeoutMs: this.boundedMs(navigationTimeoutMs) }).then(
         () => true,
         (error: unknown) => {
           if (error instanceof NavigationError) return false;
@@ -256,13 +260,13 @@ class LiveLogin {
       if (loaded) return url;
     }
     this.beginAction();
-    await navigate(this.page, last);
+    await navigate(this.page, last, { timeoutMs: this.boundedMs(navigationTimeoutMs) });
     return last;
   }
 
   /** The settled page, analysed; a main document that did not come from the site ends the flow. */
   private async look(chosenMfa: MfaType | null, secrets: readonly string[], budgetMs = loadSettleMs): Promise<Discovery> {
-    await settle(this.page, this.network, budgetMs);
+    await settle(this.page, this.network, this.boundedMs(budgetMs));
     const failure = this.documentFailure();
     if (failure) throw failure;
     return discover(this.page, chosenMfa, secrets);
@@ -323,10 +327,10 @@ class LiveLogin {
    * gone and new session state (cookies, storage) or a page off the login pages.
    */
   private async decide(state: BrowserFlowState, answered: boolean, secrets: string[], before: Set<string>, urlBefore: string): Promise<StepOutcome> {
-    const deadline = Date.now() + answerWaitMs;
-    const silentDeadline = Date.now() + silentRetryMs;
+    const answerBy = this.deadline?.within(answerWaitMs) ?? Deadline.in(answerWaitMs);
+    const silentUntil = answerBy.within(silentRetryMs);
     for (;;) {
-      const found = await this.look(state.chosenMfa, secrets, Math.max(1, deadline - Date.now()));
+      const found = await this.look(state.chosenMfa, secrets, Math.max(1, answerBy.remainingMs()));
       const url = this.page.url();
       const siteError = siteErrorOf(found.messages);
       const step = found.step;
@@ -336,7 +340,7 @@ class LiveLogin {
       checkBlocked(this.siteAnswer(found), shownAgain || (step ? asksToSignIn(step) : isLoginUrl(url)), answers, this.now());
       if (step) {
         // The page may still be at work (a request not sent yet, a spinner): silence earns a little more time.
-        if (shownAgain && answered && found.messages.length === 0 && Date.now() < silentDeadline) continue;
+        if (shownAgain && answered && found.messages.length === 0 && !silentUntil.passed) continue;
         showStep(state, step, answered && shownAgain, found.messages, siteError);
         state.targets = found.targets;
         return inputOutcome(state, step, siteError);
@@ -348,7 +352,7 @@ class LiveLogin {
       const newState = [...after].some((entry) => !before.has(entry));
       const leftLogin = url !== urlBefore && !isLoginUrl(url);
       if (newState || leftLogin) return this.succeed(state, found);
-      if (Date.now() >= deadline) throw new FlowFailure("internal_error", "the login form went away but the site set no new session state and stayed on the login page");
+      if (answerBy.passed) throw new FlowFailure("internal_error", "the login form went away but the site set no new session state and stayed on the login page");
     }
   }
 
@@ -374,8 +378,8 @@ class LiveLogin {
       try {
         const page = await context.newPage();
         const network = watchNetwork(page);
-        const response = await navigate(page, url);
-        await settle(page, network, loadSettleMs);
+        const response = await navigate(page, url, { timeoutMs: this.boundedMs(navigationTimeoutMs) });
+        await settle(page, network, this.boundedMs(loadSettleMs));
         const found = await discover(page, null, []);
         const status = response?.status() ?? 200;
         const refused = refusalOf({ status, url: page.url(), body: found.html }, found.model, url) !== null;
@@ -385,7 +389,7 @@ class LiveLogin {
       }
     })().catch(() => null);
     const againLook = (async () => {
-      const response = await reload(this.page);
+      const response = await reload(this.page, { timeoutMs: this.boundedMs(navigationTimeoutMs) });
       const found = await this.look(null, []);
       return { model: found.model, status: response?.status() ?? 200 };
     })().catch(() => null);
@@ -405,6 +409,11 @@ class LiveLogin {
   private siteAnswer(found: Discovery) {
     const answer = this.limitedCall ?? this.documentAnswer() ?? { status: 200, headers: {} };
     return { page: { ...answer, url: this.page.url() }, model: found.model };
+  }
+
+  /** `ms`, or what is left of the step's deadline when that is less (at least 1 ms: Playwright reads 0 as no limit). */
+  private boundedMs(ms: number): number {
+    return this.deadline ? Math.max(1, Math.min(ms, this.deadline.remainingMs())) : ms;
   }
 
   private now(): Date {
@@ -493,20 +502,20 @@ class LiveLogin {
 
 export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEngine {
   return {
-    async start(target: LoginTarget): Promise<StepOutcome> {
+    async start(target: LoginTarget, deadline?: Deadline): Promise<StepOutcome> {
       return outcomeOf(async () => {
         const flow = await LiveLogin.open(target, options, liveLogins);
-        return flow.step(() => flow.begin());
+        return flow.step(deadline, () => flow.begin());
       });
     },
 
-    async submit(target: LoginTarget, engineState: EngineState, submission: Submission, credentialDomain?: string): Promise<StepOutcome> {
+    async submit(target: LoginTarget, engineState: EngineState, submission: Submission, { credentialDomain, deadline }: StepOptions = {}): Promise<StepOutcome> {
       return outcomeOf(async () => {
         const state = readState(engineState);
         const live = liveLogins.get(state.browserSessionId);
-        if (live) return live.step(() => live.answer(state, submission, credentialDomain));
+        if (live) return live.step(deadline, () => live.answer(state, submission, credentialDomain));
         const flow = await LiveLogin.open(target, options, liveLogins);
-        return flow.step(() => flow.resume(state, submission, credentialDomain));
+        return flow.step(deadline, () => flow.resume(state, submission, credentialDomain));
       });
     },
 

@@ -4,6 +4,7 @@ import type { Duplex } from "node:stream";
 import { connect as tlsConnect } from "node:tls";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import type { CookieJar } from "tough-cookie";
+import type { Deadline } from "../../deadline.ts";
 import { vetHost, type Resolver } from "../address-policy.ts";
 import { RefusedRequestError, UnreachableError } from "../kernel.ts";
 import { credentialHostRefusal, hostOf, scopeRefusal } from "../scope.ts";
@@ -51,6 +52,8 @@ export interface PageRequest {
   referer?: string;
   /** The request carries a credential stored for this domain: it goes to no host outside it, a redirect that repeats it included. */
   credentialDomain?: string;
+  /** The step's deadline: the request, its redirects and its body included, is given up then. */
+  deadline?: Deadline;
 }
 
 export interface WebClient {
@@ -92,7 +95,7 @@ export function createWebClient(options: NetworkOptions): WebClient {
     return { host, address: verdict.addresses[0]!, port, secure };
   }
 
-  function send(url: URL, endpoint: Endpoint, headers: Record<string, string>, method: string, body: string | undefined) {
+  function send(url: URL, endpoint: Endpoint, headers: Record<string, string>, method: string, body: string | undefined, signal: AbortSignal | undefined) {
     return new Promise<IncomingMessage>((resolve, reject) => {
       const outgoing = httpRequest({
         host: endpoint.host,
@@ -103,6 +106,7 @@ export function createWebClient(options: NetworkOptions): WebClient {
         setHost: false,
         headers: { host: url.host, ...headers },
         timeout: timeoutMs,
+        signal,
         createConnection: () => {
           options.onConnect?.(endpoint.address);
           return openSocket(endpoint);
@@ -117,7 +121,7 @@ export function createWebClient(options: NetworkOptions): WebClient {
     });
   }
 
-  async function fetchPage(jar: CookieJar, target: LoginTarget, start: string, request: PageRequest = {}): Promise<Page> {
+  async function followRedirects(jar: CookieJar, target: LoginTarget, start: string, request: PageRequest): Promise<Page> {
     let url = new URL(start);
     let method = request.method ?? "GET";
     let body = request.body;
@@ -147,7 +151,7 @@ export function createWebClient(options: NetworkOptions): WebClient {
         headers["content-type"] = request.contentType ?? "application/x-www-form-urlencoded";
         headers["content-length"] = String(Buffer.byteLength(body ?? ""));
       }
-      const response = await send(url, endpoint, headers, method, method === "POST" ? (body ?? "") : undefined);
+      const response = await send(url, endpoint, headers, method, method === "POST" ? (body ?? "") : undefined, request.deadline?.signal);
       for (const setCookie of response.headers["set-cookie"] ?? []) {
         jar.setCookieSync(setCookie, url.href, { ignoreError: true });
       }
@@ -169,6 +173,18 @@ export function createWebClient(options: NetworkOptions): WebClient {
       }
       const text = await readBody(response, hostOf(url));
       return { url: url.href, status, headers: response.headers, body: text, visited };
+    }
+  }
+
+  async function fetchPage(jar: CookieJar, target: LoginTarget, start: string, request: PageRequest = {}): Promise<Page> {
+    try {
+      return await followRedirects(jar, target, start, request);
+    } catch (error) {
+      // Cut by the deadline, a socket or a body tells only that it was cut: the deadline is why.
+      if (request.deadline?.signal.aborted && !(error instanceof RefusedRequestError)) {
+        throw new UnreachableError(`${hostOf(new URL(start))} did not answer before the step's deadline`, { cause: error });
+      }
+      throw error;
     }
   }
 

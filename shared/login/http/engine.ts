@@ -1,5 +1,6 @@
 import type { CookieJar, SerializedCookieJar } from "tough-cookie";
 import type { StorageState } from "../../archive/storage-state.ts";
+import type { Deadline } from "../../deadline.ts";
 import { analyzeStep, automaticRequest, encodeForm, isLoginUrl, signInLinkRank, type LoginStep } from "../forms.ts";
 import {
   addRequirement,
@@ -25,7 +26,7 @@ import { siteErrorOf, siteMessages } from "../site-message.ts";
 import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "../session.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence, type SessionEvidence } from "../session-evidence.ts";
 import { readSubmission } from "../submission.ts";
-import type { EngineState, LoginEngine, LoginTarget, ProbeOutcome, StepOutcome, Submission } from "../types.ts";
+import type { EngineState, LoginEngine, LoginTarget, ProbeOutcome, StepOptions, StepOutcome, Submission } from "../types.ts";
 import { createWebClient, type NetworkOptions, type Page, type PageRequest } from "./client.ts";
 
 /** What the engine keeps between steps; plain JSON (the orchestrator encrypts it at rest). */
@@ -55,7 +56,10 @@ function browserMayHelp(failure: FlowFailure): FlowFailure {
 export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
   const web = createWebClient(options);
 
-  /** Requests a page, then goes where the page sends a browser by itself (meta refresh, auto-submitted hand-off form). */
+  /**
+   * Requests a page, then goes where the page sends a browser by itself (meta refresh, auto-submitted
+   * hand-off form), each request within the first one's deadline.
+   */
   async function load(jar: CookieJar, target: LoginTarget, request: PageRequest & { url: string }, history: string[]): Promise<Loaded> {
     let page = await web.fetchPage(jar, target, request.url, request);
     history.push(...page.visited);
@@ -63,20 +67,20 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     for (let hop = 0; hop < maxAutomaticHops; hop++) {
       const next = automaticRequest(model);
       if (!next) break;
-      page = await web.fetchPage(jar, target, next.url, { ...next, referer: page.url });
+      page = await web.fetchPage(jar, target, next.url, { ...next, referer: page.url, deadline: request.deadline });
       history.push(...page.visited);
       model = parsePage(page.body, page.url);
     }
     return { page, model };
   }
 
-  async function start(target: LoginTarget): Promise<StepOutcome> {
+  async function start(target: LoginTarget, deadline?: Deadline): Promise<StepOutcome> {
     return outcomeOf(async () => {
       const jar = emptyJar();
       const history: string[] = [];
       // The search stops at the page whose form it found: the last one loaded.
       let formPage: Loaded | undefined;
-      const step = await findLoginPage(target, options, async (url) => (formPage = await load(jar, target, { url }, history)));
+      const step = await findLoginPage(target, options, async (url) => (formPage = await load(jar, target, { url, deadline }, history)));
       const state: FlowState = {
         version: 1,
         jar: serializeJar(jar),
@@ -94,7 +98,7 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     });
   }
 
-  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, credentialDomain?: string): Promise<StepOutcome> {
+  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, { credentialDomain, deadline }: StepOptions = {}): Promise<StepOutcome> {
     return outcomeOf(async () => {
       const state = readState(engineState);
       const intent = readSubmission(state.prompt, submission);
@@ -124,11 +128,11 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
         request = { ...encodeForm(plan.forms[plan.fieldForm!]!, intent.values, [], true), referer: plan.pageUrl, credentialDomain };
       }
       const submitted = { url: request.url, jarBefore: state.jar };
-      const { page, model } = await load(jar, target, request, state.history);
+      const { page, model } = await load(jar, target, { ...request, deadline }, state.history);
       state.jar = serializeJar(jar);
       const answeredPost = request.method === "POST" && page.visited.length === 1 && page.visited[0] === request.url;
       return afterSubmit(state, jar, page, model, intent.kind !== "nothing", secrets, submitted, () =>
-        learnEvidence(target, jar, { page, model }, answeredPost, state.durableValues.identifier ? [state.durableValues.identifier] : []),
+        learnEvidence(target, jar, { page, model }, answeredPost, state.durableValues.identifier ? [state.durableValues.identifier] : [], deadline),
       );
     });
   }
@@ -143,10 +147,11 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     landed: Loaded,
     answeredPost: boolean,
     identifiers: string[],
+    deadline: Deadline | undefined,
   ): Promise<{ evidence: SessionEvidence; postLoginUrl: string }> {
     // The login has worked by now: a page that cannot be fetched leaves less to learn, never a failed login.
     const fetched = (cookies: CookieJar, url: string) =>
-      load(cookies, target, { url }, []).catch((error: unknown) => {
+      load(cookies, target, { url, deadline }, []).catch((error: unknown) => {
         if (error instanceof RefusedRequestError || error instanceof UnreachableError) return null;
         throw error;
       });
