@@ -63,7 +63,7 @@ interface SiteAnswer {
   headers: IncomingHttpHeaders;
 }
 
-/** The main frame's last document since the engine's last action: the site's answer, or why it did not load. */
+/** A main-frame document: the site's answer, or why it did not load. */
 type LastDocument = { url: string } & ({ answer: SiteAnswer } | { failure: string });
 
 /** A flow left without a submission this long has been abandoned: its browser is closed. */
