@@ -13,7 +13,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { unpackedChromium } from "#shared/browsers/local-chromium.ts";
 import { submissionPollMs } from "#shared/domain/flows/step.ts";
-import { createLoginEngine } from "#shared/login/engine.ts";
+import { createLoginEngine } from "#shared/login/http/engine.ts";
 import type { FlowPrompt, LoginTarget } from "#shared/login/types.ts";
 import type { LocalStack } from "../infra/local/stack.ts";
 import type { EngineProcessMessage, EngineProcessOptions } from "./engine-process.ts";

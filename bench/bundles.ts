@@ -24,7 +24,7 @@ const importRuns = 9;
 const maxImportRatio = 1.5;
 /** A function that carries the login engine (HTML parser, cookie jar, public suffix list) is held to this instead. */
 const maxLoginEngineImportRatio = 2.5;
-const loginEngineModule = "shared/login/engine.ts";
+const loginEngineModule = "shared/login/http/engine.ts";
 /** The floor: a function holding only the AWS SDK's DynamoDB document client. */
 const sdkBaseline = {
   name: "DynamoDB client only (AWS SDK)",

@@ -14,7 +14,7 @@ import { connectionStore } from "#shared/composition/table.ts";
 import type { Connection } from "#shared/domain/connection.ts";
 import { loginTarget } from "#shared/domain/flows/step.ts";
 import { openEvidence } from "#shared/domain/sealed-evidence.ts";
-import { createLoginEngine } from "#shared/login/engine.ts";
+import { createLoginEngine } from "#shared/login/http/engine.ts";
 import type { SessionEvidence } from "#shared/login/types.ts";
 import type { FlowPrompt, LoginEngine, LoginTarget } from "#shared/login/types.ts";
 import { localOrg, type LocalStack } from "../infra/local/stack.ts";

@@ -1,6 +1,7 @@
 import type { StorageState } from "../archive/storage-state.ts";
 import type { SessionEvidence } from "./types.ts";
 import { durableAnswer } from "./submission.ts";
+import type { Deadline } from "../deadline.ts";
 import { loginEngineKinds, type EngineState, type LoginEngine, type LoginEngineKind, type LoginTarget, type StepOptions, type StepOutcome, type Submission } from "./types.ts";
 
 /**
@@ -29,7 +30,8 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
 
   /**
    * The browser's own steps, answered with the durable values given so far for as long as they are
-   * all it asks; values of a stored credential stay bound to its domain (`credentialDomain`).
+   * all it asks; values of a stored credential stay bound to its domain (`options.credentialDomain`),
+   * and every step to the submission's deadline.
    */
   async function continueInBrowser(
     target: LoginTarget,
@@ -37,7 +39,7 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
     refsById: Record<string, string>,
     options: StepOptions | undefined,
   ): Promise<StepOutcome> {
-    let outcome = await engines.browser.start(target);
+    let outcome = await engines.browser.start(target, options?.deadline);
     const answered = new Set<string>();
     while (outcome.kind === "input") {
       const asked = outcome.prompt.fields;
@@ -61,10 +63,10 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
   }
 
   return {
-    async start(target: LoginTarget): Promise<StepOutcome> {
-      if (target.engine === "browser") return tagged("browser", await engines.browser.start(target), {});
-      const outcome = await engines.http.start(target);
-      if (outcome.kind === "failure" && outcome.browserMayHelp) return tagged("browser", await engines.browser.start(target), {});
+    async start(target: LoginTarget, deadline?: Deadline): Promise<StepOutcome> {
+      if (target.engine === "browser") return tagged("browser", await engines.browser.start(target, deadline), {});
+      const outcome = await engines.http.start(target, deadline);
+      if (outcome.kind === "failure" && outcome.browserMayHelp) return tagged("browser", await engines.browser.start(target, deadline), {});
       return tagged("http", outcome, {});
     },
 

@@ -227,9 +227,10 @@ export interface LoginEngine {
   /** Finds the login page (login_url, or discovered from the domain's home page) and its first form. */
   start(target: LoginTarget, deadline?: Deadline): Promise<StepOutcome>;
   /**
-   * `credentialDomain`: the submission's values come from a credential stored for that domain (a
-   * re-auth), so they are typed only on a page of it and sent only to it, checked at the moment of
+   * `options.credentialDomain`: the submission's values come from a credential stored for that domain
+   * (a re-auth), so they are typed only on a page of it and sent only to it, checked at the moment of
    * typing; elsewhere the step fails `credential_domain_mismatch` and nothing is typed or sent.
+   * `options.deadline` (and `start`'s): every wait of the step (page loads, settling, polls) ends by then.
    */
   submit(target: LoginTarget, state: EngineState, submission: Submission, options?: StepOptions): Promise<StepOutcome>;
   /**

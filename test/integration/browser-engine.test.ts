@@ -4,7 +4,7 @@ import { openContextWithState } from "#shared/login/browser/browser-state.ts";
 import { createBrowserLoginEngine } from "#shared/login/browser/engine.ts";
 import { launchLoginBrowser } from "#shared/login/browser/chromium.ts";
 import { startPolicyProxy, type PolicyProxy } from "#shared/login/browser/network-policy-proxy.ts";
-import { createLoginEngine } from "#shared/login/engine.ts";
+import { createLoginEngine } from "#shared/login/http/engine.ts";
 import { generateTotpSecret, totpCode, totpMatches } from "#shared/secrets/totp.ts";
 import type { LoginEngine, LoginTarget, StepOutcome, Submission } from "#shared/login/types.ts";
 import { scriptShapes, startScriptSites, type ScriptSites } from "../sites/script-sites.ts";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { answerPrompt } from "#shared/domain/reauth.ts";
 import { createBrowserLoginEngine } from "#shared/login/browser/engine.ts";
-import { createLoginEngine } from "#shared/login/engine.ts";
+import { createLoginEngine } from "#shared/login/http/engine.ts";
 import type { LoginEngine, LoginTarget, StepOutcome } from "#shared/login/types.ts";
 import { field, page } from "../sites/site-html.ts";
 import { handlerClock, htmlReply, randomToken, redirectReply, serveRoutes, textReply, type Reply, type Route } from "../sites/site-http.ts";

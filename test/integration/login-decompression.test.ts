@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLoginEngine } from "#shared/login/engine.ts";
+import { createLoginEngine } from "#shared/login/http/engine.ts";
 import type { LoginTarget } from "#shared/login/types.ts";
 import { contentCodings, startCompressedSite, type CompressedSite } from "../sites/compressed-site.ts";
 

@@ -2,7 +2,7 @@ import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { StorageState } from "#shared/archive/storage-state.ts";
 import { answerPrompt, canReauthReason, type StoredCredential } from "#shared/domain/reauth.ts";
-import { createLoginEngine } from "#shared/login/engine.ts";
+import { createLoginEngine } from "#shared/login/http/engine.ts";
 import { totpCode } from "#shared/secrets/totp.ts";
 import type { LoginTarget, StepOutcome, Submission } from "#shared/login/types.ts";
 import { startLoginSite, type LoginSite } from "../sites/login-site.ts";

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createLoginEngine } from "#shared/login/engine.ts";
+import { createLoginEngine } from "#shared/login/http/engine.ts";
 import type { LoginTarget, StepOutcome } from "#shared/login/types.ts";
 import { startGuardedLoginSite, type GuardedLoginSite } from "../sites/guarded-login-site.ts";
 import { asInput, type Input } from "../support/engine-steps.ts";

@@ -6,7 +6,7 @@ import { secretBox } from "#shared/composition/secrets.ts";
 import type { Connection } from "#shared/domain/connection.ts";
 import { healthCheckCore, reauthCore, type HealthCheckTaskInput } from "#shared/domain/health-checks.ts";
 import { reauthStopped } from "#shared/domain/reauth.ts";
-import { createLoginEngine } from "#shared/login/engine.ts";
+import { createLoginEngine } from "#shared/login/http/engine.ts";
 import type { LoginEngine, ProbeOutcome, StepOutcome } from "#shared/login/types.ts";
 import { startGuardedLoginSite, type GuardedLoginSite } from "../sites/guarded-login-site.ts";
 import { loggedInUnderTestExecution, servicesOnFreshTable, uniqueOrg } from "../support/services.ts";

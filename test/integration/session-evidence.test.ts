@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLoginEngine } from "#shared/login/engine.ts";
+import { createLoginEngine } from "#shared/login/http/engine.ts";
 import type { LoginTarget, StepOutcome } from "#shared/login/types.ts";
 import { startSessionSites, type SessionShape, type SessionSites } from "../sites/session-sites.ts";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLoginEngine } from "#shared/login/engine.ts";
+import { createLoginEngine } from "#shared/login/http/engine.ts";
 import type { LoginTarget, StepOutcome, Submission } from "#shared/login/types.ts";
 import { startAppLoginSite, type AppLoginSite, type AppName } from "../sites/app-login-site.ts";
 import { asInput, submitThroughJson, type Input } from "../support/engine-steps.ts";

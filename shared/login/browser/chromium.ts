@@ -123,33 +123,44 @@ export function isTimeout(error: unknown): error is Error {
 /** How long a page may take to load, in the engine and in the health check alike. */
 export const navigationTimeoutMs = 20_000;
 
-/** A main-frame navigation (`goto`, `reload`) that did not end in an answer; `cause` is Playwright's error. */
+/** A main-frame navigation (`goto`, `reload`) that did not end in an answer within `timeoutMs`; `cause` is Playwright's error. */
 export class NavigationError extends Error {
   readonly url: string;
-  constructor(url: string, cause: unknown) {
+  readonly timeoutMs: number;
+  constructor(url: string, timeoutMs: number, cause: unknown) {
     // The URL stays out of the message: its query may carry a token.
     super("the page did not load", { cause });
     this.name = "NavigationError";
     this.url = url;
+    this.timeoutMs = timeoutMs;
   }
 }
 
+/** How long a navigation may take: `navigationTimeoutMs`, or less where a step's deadline says so. */
+export interface NavigationOptions {
+  timeoutMs?: number;
+}
+
 /** `page.goto`, its failures told apart from every other error of the browser. */
-export async function navigate(page: Page, url: string, options: { waitUntil?: "load" | "domcontentloaded" } = {}): Promise<Response | null> {
+export async function navigate(
+  page: Page,
+  url: string,
+  { timeoutMs = navigationTimeoutMs, ...options }: NavigationOptions & { waitUntil?: "load" | "domcontentloaded" } = {},
+): Promise<Response | null> {
   try {
-    return await page.goto(url, { timeout: navigationTimeoutMs, ...options });
+    return await page.goto(url, { timeout: timeoutMs, ...options });
   } catch (error) {
-    throw new NavigationError(url, error);
+    throw new NavigationError(url, timeoutMs, error);
   }
 }
 
 /** `page.reload`, its failures told apart as `navigate`'s are. */
-export async function reload(page: Page): Promise<Response | null> {
+export async function reload(page: Page, { timeoutMs = navigationTimeoutMs }: NavigationOptions = {}): Promise<Response | null> {
   const url = page.url();
   try {
-    return await page.reload({ timeout: navigationTimeoutMs });
+    return await page.reload({ timeout: timeoutMs });
   } catch (error) {
-    throw new NavigationError(url, error);
+    throw new NavigationError(url, timeoutMs, error);
   }
 }
 
@@ -159,7 +170,7 @@ export async function reload(page: Page): Promise<Response | null> {
  */
 export function unreachableReason(failure: NavigationError): string | null {
   const url = new URL(failure.url);
-  if (isTimeout(failure.cause)) return `${url.host} did not load ${url.pathname} within ${navigationTimeoutMs} ms`;
+  if (isTimeout(failure.cause)) return `${url.host} did not load ${url.pathname} within ${failure.timeoutMs} ms`;
   const netError = failure.cause instanceof Error ? /net::ERR_[A-Z0-9_]+/.exec(failure.cause.message) : null;
   return netError ? `${url.host} could not be reached (${netError[0]})` : null;
 }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { Browser, BrowserContext, Frame, Locator, Page, Request, Response } from "playwright-core";
+import type { BrowserContext, Frame, Locator, Page, Request, Response } from "playwright-core";
 import type { StorageState } from "../../archive/storage-state.ts";
+import { Deadline } from "../../deadline.ts";
 import { newId } from "../../ids.ts";
 import { log } from "../../log.ts";
 import {
@@ -13,13 +14,13 @@ import {
   outcomeOf,
   pathOf,
   recordFields,
+  RefusedRequestError,
   refusalOf,
   showStep,
   successOutcome,
   type StepProgress,
-} from "../engine.ts";
+} from "../kernel.ts";
 import { isLoginUrl, type LoginStep } from "../forms.ts";
-import { RefusedRequestError } from "../http.ts";
 import { credentialHostRefusal, hostOf, scopeRefusal } from "../../policy/scope.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence } from "../session-evidence.ts";
 import { siteErrorOf } from "../site-message.ts";
@@ -29,8 +30,8 @@ import { captureBrowserState } from "./browser-state.ts";
 import { navigate, NavigationError, navigationTimeoutMs, reload, unreachableReason } from "./chromium.ts";
 import { discover, signInControls, type Discovery, type StepTargets } from "./discovery.ts";
 import { refAttribute } from "./dom-snapshot.ts";
-import { createFlowRegistry } from "./flow-registry.ts";
-import { probeInBrowser, type OpenBrowser } from "./probe.ts";
+import { createFlowRegistry, type FlowRegistry } from "./flow-registry.ts";
+import { probeInBrowser, type OpenBrowser, type OpenedBrowser } from "./probe.ts";
 import { browserStateValues, startReplay, stopReplay, storedSecrets } from "./replay.ts";
 import { settle, watchNetwork, type NetworkWatch } from "./settle.ts";
 
@@ -62,29 +63,8 @@ interface SiteAnswer {
   headers: IncomingHttpHeaders;
 }
 
-interface LiveFlow {
-  id: string;
-  browser: Browser;
-  context: BrowserContext;
-  page: Page;
-  network: NetworkWatch;
-  /**
-   * The main frame's last document since the engine's last action: the site's answer, for the checks
-   * that read a status (bot walls, rate limits), or why it did not load. One from before the action
-   * (a login page served with 401) says nothing of what the action did.
-   */
-  lastDocument: ({ url: string } & ({ answer: SiteAnswer } | { failure: string })) | null;
-  /** A rate-limiting answer to one of the page's own calls since the last action (a single-page app's login API). */
-  limitedCall: SiteAnswer | null;
-  /** Why a request repeating a stored credential's POST was stopped during the last action, if one was. */
-  credentialRefusal: string | null;
-  /** What the network policy refused so far, as `host:port: reason`. */
-  refused(): string[];
-  target: LoginTarget;
-  /** Set while the flow is traced: the values typed and the values the browser kept so far, which the trace must not show. */
-  recording: { secrets: Set<string> } | null;
-  close(): Promise<void>;
-}
+/** A main-frame document: the site's answer, or why it did not load. */
+type LastDocument = { url: string } & ({ answer: SiteAnswer } | { failure: string });
 
 /** A flow left without a submission this long has been abandoned: its browser is closed. */
 const idleLimitMs = 15 * 60 * 1000;
@@ -97,169 +77,180 @@ const silentRetryMs = 1_500;
 const maxSignInControls = 3;
 const maxReplaySteps = 6;
 
-const liveFlows = createFlowRegistry<LiveFlow>(idleLimitMs);
+/**
+ * The live browsers of this process's flows, by browser session id: one registry for the process, so
+ * a submission reaches the browser its flow's start opened whichever engine object takes it.
+ */
+const liveLogins = createFlowRegistry<LiveLogin>(idleLimitMs);
 
-export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEngine {
-  const now = options.now ?? (() => new Date());
+/**
+ * One flow's login in its own browser, from the page it opens to its end: it finds the login, answers
+ * each step, decides what the page's answer means and learns the signed-in page's evidence. It lives
+ * in `registry` between submissions.
+ */
+class LiveLogin {
+  readonly id = newId("bs");
+  /**
+   * The main frame's last document since the engine's last action, for the checks that read a status
+   * (bot walls, rate limits), or why it did not load. One from before the action (a login page served
+   * with 401) says nothing of what the action did.
+   */
+  private lastDocument: LastDocument | null = null;
+  /** A rate-limiting answer to one of the page's own calls since the last action (a single-page app's login API). */
+  private limitedCall: SiteAnswer | null = null;
+  /** Why a request repeating a stored credential's POST was stopped during the last action, if one was. */
+  private credentialRefusal: string | null = null;
+  /** Set while the flow is traced: the values typed and the values the browser kept so far, which the trace must not show. */
+  private readonly recording: { secrets: Set<string> } | null;
+  private readonly network: NetworkWatch;
+  /** The running step's deadline, which bounds its every wait; none, and each wait has only its own budget. */
+  private deadline: Deadline | undefined;
 
-  async function open(target: LoginTarget): Promise<LiveFlow> {
-    const opened = await options.openBrowser(target);
-    let context: BrowserContext;
-    let page: Page;
-    try {
-      context = await opened.browser.newContext();
-      context.setDefaultTimeout(actionTimeoutMs);
-      context.setDefaultNavigationTimeout(navigationTimeoutMs);
-      if (target.recordSession && options.saveReplay) await startReplay(context);
-      page = await context.newPage();
-    } catch (error) {
-      await opened.close();
-      throw error;
-    }
-    const flow: LiveFlow = {
-      id: newId("bs"),
-      browser: opened.browser,
-      context,
-      page,
-      network: watchNetwork(page),
-      lastDocument: null,
-      limitedCall: null,
-      credentialRefusal: null,
-      refused: () => opened.refused?.() ?? [],
-      target,
-      recording: target.recordSession && options.saveReplay ? { secrets: new Set() } : null,
-      close: () => opened.close(),
-    };
+  private constructor(
+    private readonly opened: OpenedBrowser,
+    private readonly context: BrowserContext,
+    private readonly page: Page,
+    private readonly target: LoginTarget,
+    private readonly options: BrowserEngineOptions,
+    private readonly registry: FlowRegistry<LiveLogin>,
+  ) {
+    this.recording = target.recordSession && options.saveReplay ? { secrets: new Set() } : null;
+    this.network = watchNetwork(page);
     page.on("response", (response: Response) => {
       const request = response.request();
       const answer = { status: response.status(), headers: response.headers() };
-      if (request.isNavigationRequest() && response.frame() === page.mainFrame()) flow.lastDocument = { url: response.url(), answer };
+      if (request.isNavigationRequest() && response.frame() === page.mainFrame()) this.lastDocument = { url: response.url(), answer };
       else if (["fetch", "xhr"].includes(request.resourceType()) && (answer.status === 429 || (answer.status >= 400 && answer.headers["retry-after"] !== undefined))) {
-        flow.limitedCall = answer;
+        this.limitedCall = answer;
       }
     });
     page.on("requestfailed", (request: Request) => {
       const failure = request.failure()?.errorText ?? "net::ERR_FAILED";
       // An abort is a navigation given up for another one, a download, or an answer without content: none is a failure of the site.
       if (request.isNavigationRequest() && request.frame() === page.mainFrame() && !failure.includes("ERR_ABORTED")) {
-        flow.lastDocument = { url: request.url(), failure };
+        this.lastDocument = { url: request.url(), failure };
       }
     });
-    liveFlows.add(flow.id, flow);
+  }
+
+  /** Opens a browser for a flow of `target` and keeps it in `registry`. */
+  static async open(target: LoginTarget, options: BrowserEngineOptions, registry: FlowRegistry<LiveLogin>): Promise<LiveLogin> {
+    const opened = await options.openBrowser(target);
+    let flow: LiveLogin;
+    try {
+      const context = await opened.browser.newContext();
+      context.setDefaultTimeout(actionTimeoutMs);
+      context.setDefaultNavigationTimeout(navigationTimeoutMs);
+      if (target.recordSession && options.saveReplay) await startReplay(context);
+      flow = new LiveLogin(opened, context, await context.newPage(), target, options, registry);
+    } catch (error) {
+      await opened.close();
+      throw error;
+    }
+    registry.add(flow.id, flow);
     return flow;
   }
 
-  /** Runs a step of a live flow; any end but another input keeps its replay and closes its browser. */
-  async function runStep(flow: LiveFlow, run: () => Promise<StepOutcome>): Promise<StepOutcome> {
-    const outcome = await outcomeOf(() => run().catch((error: unknown) => Promise.reject(asFlowFailure(error, flow))));
+  /** Ends the browser; the registry calls it once the flow is done or idle too long. */
+  close(): Promise<void> {
+    return this.opened.close();
+  }
+
+  /** Runs a step by `deadline`; any end but another input keeps the flow's replay and closes its browser. */
+  async step(deadline: Deadline | undefined, run: () => Promise<StepOutcome>): Promise<StepOutcome> {
+    this.deadline = deadline;
+    const outcome = await outcomeOf(() => run().catch((error: unknown) => Promise.reject(this.asFlowFailure(error))));
     if (outcome.kind === "input") return outcome;
-    const replayId = await endFlow(flow, true);
-    return flow.recording ? { ...outcome, replayId } : outcome;
+    const replayId = await this.end(true);
+    return this.recording ? { ...outcome, replayId } : outcome;
   }
 
   /** Closes the flow's browser, first saving its trace when asked to; answers the replay id. */
-  async function endFlow(flow: LiveFlow, keepReplay: boolean): Promise<string | null> {
+  async end(keepReplay: boolean): Promise<string | null> {
     let replayId: string | null = null;
-    if (flow.recording && keepReplay && options.saveReplay) {
-      const save = options.saveReplay;
-      const secrets = flow.recording.secrets;
+    const save = this.options.saveReplay;
+    if (this.recording && keepReplay && save) {
       // A replay is for debugging: failing to keep one never changes how the login ended.
-      replayId = await stopReplay(flow.context, secrets)
-        .then((zip) => save(flow.target, zip))
+      replayId = await stopReplay(this.context, this.recording.secrets)
+        .then((zip) => save(this.target, zip))
         .catch((error: unknown) => {
-          log.warn("the flow's replay could not be kept", { browserSessionId: flow.id, error: error instanceof Error ? error.name : "unknown" });
+          log.warn("the flow's replay could not be kept", { browserSessionId: this.id, error: error instanceof Error ? error.name : "unknown" });
           return null;
         });
     }
-    await liveFlows.close(flow.id);
+    await this.registry.close(this.id);
     return replayId;
   }
 
-  async function start(target: LoginTarget): Promise<StepOutcome> {
-    return outcomeOf(async () => {
-      const flow = await open(target);
-      return runStep(flow, async () => {
-        const found = await findLogin(flow, target);
-        return inputOutcome(newState(flow.id, found), found.step!, null);
-      });
-    });
-  }
-
-  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, { credentialDomain }: StepOptions = {}): Promise<StepOutcome> {
-    return outcomeOf(async () => {
-      const state = readState(engineState);
-      const flow = liveFlows.get(state.browserSessionId);
-      if (!flow) return resume(target, state, submission, credentialDomain);
-      return runStep(flow, () => answer(flow, state, submission, credentialDomain));
-    });
+  /** The login's first step: the flow's state and the prompt. */
+  async begin(): Promise<StepOutcome> {
+    const found = await this.findLogin();
+    return inputOutcome(newState(this.id, found), found.step, null);
   }
 
   /**
-   * The flow's browser is gone (another process, a crash, the idle limit): a new browser starts the
+   * The flow's former browser is gone (another process, a crash, the idle limit): this one starts the
    * login again and gives the answers already given, up to the step the submission answers. A
    * one-time code is not replayed: a code sent to the person belongs to the old attempt, so the step
    * asking for one is shown again. `credentialDomain` binds the answers given again as it binds the submission.
    */
-  async function resume(target: LoginTarget, saved: BrowserFlowState, submission: Submission, credentialDomain: string | undefined): Promise<StepOutcome> {
-    const flow = await open(target);
-    return runStep(flow, async () => {
-      const state = newState(flow.id, await findLogin(flow, target));
-      state.durableValues = { ...saved.durableValues };
-      state.typedHosts = { ...saved.typedHosts };
-      state.requirements = [...saved.requirements];
-      state.ssoProvider = saved.ssoProvider;
-      let outcome: StepOutcome = inputOutcome(state, { prompt: state.prompt, plan: state.step }, null);
-      for (let hop = 0; hop < maxReplaySteps && outcome.kind === "input"; hop++) {
-        if (state.step.signature === saved.step.signature) {
-          state.rejections = saved.rejections;
-          const intent = readSubmission(state.prompt, submission);
-          if ("problem" in intent) return outcome;
-          const values = intent.kind === "nothing" ? {} : intent.values;
-          const givesCode = state.step.fields.some((field) => (field.type === "code" || field.type === "totp_code") && values[field.id]);
-          return givesCode ? outcome : answer(flow, state, submission, credentialDomain);
-        }
-        const replay = replayOf(state, saved);
-        if (!replay) return outcome;
-        const before = state.step.signature;
-        outcome = await answer(flow, state, replay, credentialDomain);
-        if (state.step.signature === before) return outcome;
+  async resume(saved: BrowserFlowState, submission: Submission, credentialDomain: string | undefined): Promise<StepOutcome> {
+    const state = newState(this.id, await this.findLogin());
+    state.durableValues = { ...saved.durableValues };
+    state.typedHosts = { ...saved.typedHosts };
+    state.requirements = [...saved.requirements];
+    state.ssoProvider = saved.ssoProvider;
+    let outcome: StepOutcome = inputOutcome(state, { prompt: state.prompt, plan: state.step }, null);
+    for (let hop = 0; hop < maxReplaySteps && outcome.kind === "input"; hop++) {
+      if (state.step.signature === saved.step.signature) {
+        state.rejections = saved.rejections;
+        const intent = readSubmission(state.prompt, submission);
+        if ("problem" in intent) return outcome;
+        const values = intent.kind === "nothing" ? {} : intent.values;
+        const givesCode = state.step.fields.some((field) => (field.type === "code" || field.type === "totp_code") && values[field.id]);
+        return givesCode ? outcome : this.answer(state, submission, credentialDomain);
       }
-      return outcome;
-    });
+      const replay = replayOf(state, saved);
+      if (!replay) return outcome;
+      const before = state.step.signature;
+      outcome = await this.answer(state, replay, credentialDomain);
+      if (state.step.signature === before) return outcome;
+    }
+    return outcome;
   }
 
   /** Finds the login in the rendered page of `loginUrl` (or the home page), behind a sign-in control if need be. */
-  async function findLogin(flow: LiveFlow, target: LoginTarget): Promise<Discovery & { step: LoginStep }> {
-    const entryUrl = await openEntry(flow, target);
-    let found = await look(flow, null, []);
-    checkBlocked(siteAnswer(flow, found), found.step !== null, [], now());
+  private async findLogin(): Promise<Discovery & { step: LoginStep }> {
+    const entryUrl = await this.openEntry();
+    let found = await this.look(null, []);
+    checkBlocked(this.siteAnswer(found), found.step !== null, [], this.now());
     if (found.step) return found as Discovery & { step: LoginStep };
-    const entryPath = pathOf(flow.page.url());
-    const controls = signInControls(found.model, (url) => scopeRefusal(url, target, { allowPrivateTargets: true }) === null).slice(0, maxSignInControls);
+    const entryPath = pathOf(this.page.url());
+    const controls = signInControls(found.model, (url) => scopeRefusal(url, this.target, { allowPrivateTargets: true }) === null).slice(0, maxSignInControls);
     for (const [index, control] of controls.entries()) {
-      beginAction(flow);
-      if (index > 0) await navigate(flow.page, entryUrl);
-      if (control.href) await navigate(flow.page, control.href);
+      this.beginAction();
+      if (index > 0) await navigate(this.page, entryUrl, { timeoutMs: this.boundedMs(navigationTimeoutMs) });
+      if (control.href) await navigate(this.page, control.href, { timeoutMs: this.boundedMs(navigationTimeoutMs) });
       else {
-        const clicked = await locate(flow.page, control.ref)
+        const clicked = await locate(this.page, control.ref)
           .then((element) => element.click())
           .then(() => true, () => false);
         if (!clicked) continue;
       }
-      found = await look(flow, null, []);
-      checkBlocked(siteAnswer(flow, found), found.step !== null, [], now());
+      found = await this.look(null, []);
+      checkBlocked(this.siteAnswer(found), found.step !== null, [], this.now());
       if (found.step) return found as Discovery & { step: LoginStep };
     }
     throw new FlowFailure("login_form_not_found", `no login form in the rendered page at ${entryPath} nor behind a sign-in control on it`);
   }
 
   /** Loads `loginUrl`, or the domain's home page as the HTTP engine does (`homePageUrls`); answers the URL loaded. */
-  async function openEntry(flow: LiveFlow, target: LoginTarget): Promise<string> {
-    const candidates = target.loginUrl ? [target.loginUrl] : homePageUrls(target.domain);
+  private async openEntry(): Promise<string> {
+    const candidates = this.target.loginUrl ? [this.target.loginUrl] : homePageUrls(this.target.domain);
     const last = candidates.pop()!;
     for (const url of candidates) {
-      beginAction(flow);
-      const loaded = await navigate(flow.page, url).then(
+      this.beginAction();
+      const loaded = await navigate(this.page, url, { timeoutMs: this.boundedMs(navigationTimeoutMs) }).then(
         () => true,
         (error: unknown) => {
           if (error instanceof NavigationError) return false;
@@ -268,43 +259,43 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
       );
       if (loaded) return url;
     }
-    beginAction(flow);
-    await navigate(flow.page, last);
+    this.beginAction();
+    await navigate(this.page, last, { timeoutMs: this.boundedMs(navigationTimeoutMs) });
     return last;
   }
 
   /** The settled page, analysed; a main document that did not come from the site ends the flow. */
-  async function look(flow: LiveFlow, chosenMfa: MfaType | null, secrets: readonly string[], budgetMs = loadSettleMs): Promise<Discovery> {
-    await settle(flow.page, flow.network, budgetMs);
-    const failure = documentFailure(flow);
+  private async look(chosenMfa: MfaType | null, secrets: readonly string[], budgetMs = loadSettleMs): Promise<Discovery> {
+    await settle(this.page, this.network, this.boundedMs(budgetMs));
+    const failure = this.documentFailure();
     if (failure) throw failure;
-    return discover(flow.page, chosenMfa, secrets);
+    return discover(this.page, chosenMfa, secrets);
   }
 
   /** Fills and sends what the submission answers, then decides from what the page does. */
-  async function answer(flow: LiveFlow, state: BrowserFlowState, submission: Submission, credentialDomain: string | undefined): Promise<StepOutcome> {
+  async answer(state: BrowserFlowState, submission: Submission, credentialDomain: string | undefined): Promise<StepOutcome> {
     const intent = readSubmission(state.prompt, submission);
     if ("problem" in intent) return inputOutcome(state, { prompt: state.prompt, plan: state.step }, intent.problem);
-    if (credentialDomain === undefined || intent.kind === "nothing" || Object.keys(intent.values).length === 0) return act(flow, state, intent);
-    const unguard = await guardRepeatedPosts(flow, credentialDomain);
+    if (credentialDomain === undefined || intent.kind === "nothing" || Object.keys(intent.values).length === 0) return this.act(state, intent);
+    const unguard = await this.guardRepeatedPosts(credentialDomain);
     try {
-      return await act(flow, state, intent, credentialDomain);
+      return await this.act(state, intent, credentialDomain);
     } finally {
       await unguard();
     }
   }
 
   /** The answer itself: records, types (a stored credential's values only within `credentialDomain`), sends and decides. */
-  async function act(flow: LiveFlow, state: BrowserFlowState, intent: SubmissionIntent, credentialDomain?: string): Promise<StepOutcome> {
+  private async act(state: BrowserFlowState, intent: SubmissionIntent, credentialDomain?: string): Promise<StepOutcome> {
     // Whatever its field's type: a memorable word or a customer number is as durable as a password.
-    if (intent.kind !== "nothing") keepOutOfReplay(flow, Object.values(intent.values));
+    if (intent.kind !== "nothing") this.keepOutOfReplay(Object.values(intent.values));
     // A script may have drawn the step again since it was shown (same fields, new elements): act on what is there now.
-    const current = await discover(flow.page, state.chosenMfa, []);
+    const current = await discover(this.page, state.chosenMfa, []);
     const targets = current.step?.plan.signature === state.step.signature ? current.targets : state.targets;
     const secrets: string[] = [];
-    const before = await sessionFingerprint(flow);
-    const urlBefore = flow.page.url();
-    beginAction(flow);
+    const before = await this.sessionFingerprint();
+    const urlBefore = this.page.url();
+    this.beginAction();
     if (intent.kind === "choice") {
       const choice = state.step.choices.find((candidate) => candidate.id === intent.choiceId)!;
       state.requirements = addRequirement(state.requirements, choice.type === "sso_provider" ? null : "choice");
@@ -313,21 +304,21 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
       state.choicesMade.push({ signature: state.step.signature, choiceId: choice.id });
       // Values typed beside a choice go with it when the choice belongs to the same form.
       const values = choice.form !== undefined && choice.form === state.step.fieldForm ? intent.values : {};
-      recordFields(state, values, secrets, hostOf(new URL(flow.page.url())));
-      await fillFields(flow.page, targets, values, credentialDomain);
+      recordFields(state, values, secrets, hostOf(new URL(this.page.url())));
+      await fillFields(this.page, targets, values, credentialDomain);
       const pressed = targets.choices[choice.id];
       if (!pressed) throw new FlowFailure("internal_error", "the page no longer shows the chosen option");
-      const element = await locate(flow.page, pressed.ref);
+      const element = await locate(this.page, pressed.ref);
       if ((await element.getAttribute("type")) === "radio") {
         await element.check();
-        await send(flow.page, pressed.submitRef, element);
+        await send(this.page, pressed.submitRef, element);
       } else await element.click();
     } else if (intent.kind === "fields") {
-      recordFields(state, intent.values, secrets, hostOf(new URL(flow.page.url())));
-      const last = await fillFields(flow.page, targets, intent.values, credentialDomain);
-      await send(flow.page, targets.submitRef, last);
+      recordFields(state, intent.values, secrets, hostOf(new URL(this.page.url())));
+      const last = await fillFields(this.page, targets, intent.values, credentialDomain);
+      await send(this.page, targets.submitRef, last);
     }
-    return decide(flow, state, intent.kind !== "nothing", secrets, before, urlBefore);
+    return this.decide(state, intent.kind !== "nothing", secrets, before, urlBefore);
   }
 
   /**
@@ -335,48 +326,41 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
    * (the same one again is a rejection), a block, or success, which needs evidence: the login form
    * gone and new session state (cookies, storage) or a page off the login pages.
    */
-  async function decide(
-    flow: LiveFlow,
-    state: BrowserFlowState,
-    answered: boolean,
-    secrets: string[],
-    before: Set<string>,
-    urlBefore: string,
-  ): Promise<StepOutcome> {
-    const deadline = Date.now() + answerWaitMs;
-    const silentDeadline = Date.now() + silentRetryMs;
+  private async decide(state: BrowserFlowState, answered: boolean, secrets: string[], before: Set<string>, urlBefore: string): Promise<StepOutcome> {
+    const answerBy = this.deadline?.within(answerWaitMs) ?? Deadline.in(answerWaitMs);
+    const silentUntil = answerBy.within(silentRetryMs);
     for (;;) {
-      const found = await look(flow, state.chosenMfa, secrets, Math.max(1, deadline - Date.now()));
-      const url = flow.page.url();
+      const found = await this.look(state.chosenMfa, secrets, Math.max(1, answerBy.remainingMs()));
+      const url = this.page.url();
       const siteError = siteErrorOf(found.messages);
       const step = found.step;
       const shownAgain = step !== null && state.step.kind === "input" && step.plan.signature === state.step.signature;
       const shownBefore = new Set(state.formMessages);
       const answers = found.messages.filter((message) => !shownBefore.has(message.text));
-      checkBlocked(siteAnswer(flow, found), shownAgain || (step ? asksToSignIn(step) : isLoginUrl(url)), answers, now());
+      checkBlocked(this.siteAnswer(found), shownAgain || (step ? asksToSignIn(step) : isLoginUrl(url)), answers, this.now());
       if (step) {
         // The page may still be at work (a request not sent yet, a spinner): silence earns a little more time.
-        if (shownAgain && answered && found.messages.length === 0 && Date.now() < silentDeadline) continue;
+        if (shownAgain && answered && found.messages.length === 0 && !silentUntil.passed) continue;
         showStep(state, step, answered && shownAgain, found.messages, siteError);
         state.targets = found.targets;
         return inputOutcome(state, step, siteError);
       }
-      const status = documentAnswer(flow)?.status ?? 200;
+      const status = this.documentAnswer()?.status ?? 200;
       if (status >= 400) throw new FlowFailure("internal_error", `the site refused the submitted step (HTTP ${status}${siteError ? `: ${siteError}` : ""})`);
       if (siteError && isLoginUrl(url)) throw new FlowFailure("credentials_invalid", `the site stopped the login: ${siteError}`);
-      const after = await sessionFingerprint(flow);
+      const after = await this.sessionFingerprint();
       const newState = [...after].some((entry) => !before.has(entry));
       const leftLogin = url !== urlBefore && !isLoginUrl(url);
-      if (newState || leftLogin) return succeed(flow, state, found);
-      if (Date.now() >= deadline) throw new FlowFailure("internal_error", "the login form went away but the site set no new session state and stayed on the login page");
+      if (newState || leftLogin) return this.succeed(state, found);
+      if (answerBy.passed) throw new FlowFailure("internal_error", "the login form went away but the site set no new session state and stayed on the login page");
     }
   }
 
-  async function succeed(flow: LiveFlow, state: BrowserFlowState, landed: Discovery): Promise<StepOutcome> {
+  private async succeed(state: BrowserFlowState, landed: Discovery): Promise<StepOutcome> {
     // Captured before the evidence pages load: a reload may rotate or drop what the login set.
-    const session = await captureBrowserState(flow.context);
-    keepOutOfReplay(flow, storedSecrets(browserStateValues(session)));
-    const learnt = await learnEvidence(flow, landed, state.durableValues.identifier ? [state.durableValues.identifier] : []);
+    const session = await captureBrowserState(this.context);
+    this.keepOutOfReplay(storedSecrets(browserStateValues(session)));
+    const learnt = await this.learnEvidence(landed, state.durableValues.identifier ? [state.durableValues.identifier] : []);
     return successOutcome(state, session, learnt, "browser");
   }
 
@@ -384,18 +368,18 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
    * What the health checks will look for: the landing page as the signed-in browser shows it now and
    * after a reload, against the same address in a context without the session (loaded meanwhile).
    */
-  async function learnEvidence(flow: LiveFlow, landed: Discovery, identifiers: string[]): Promise<{ evidence: SessionEvidence; postLoginUrl: string }> {
-    const url = flow.page.url();
+  private async learnEvidence(landed: Discovery, identifiers: string[]): Promise<{ evidence: SessionEvidence; postLoginUrl: string }> {
+    const url = this.page.url();
     const cookieNames = async (context: BrowserContext) => (await context.cookies(url)).map((cookie) => cookie.name);
-    const afterFirst = await cookieNames(flow.context);
+    const afterFirst = await cookieNames(this.context);
     // The login has worked by now: a page that cannot be loaded again leaves less to learn, never a failed login.
     const anonymousLook = (async () => {
-      const context = await flow.browser.newContext();
+      const context = await this.opened.browser.newContext();
       try {
         const page = await context.newPage();
         const network = watchNetwork(page);
-        const response = await navigate(page, url);
-        await settle(page, network, loadSettleMs);
+        const response = await navigate(page, url, { timeoutMs: this.boundedMs(navigationTimeoutMs) });
+        await settle(page, network, this.boundedMs(loadSettleMs));
         const found = await discover(page, null, []);
         const status = response?.status() ?? 200;
         const refused = refusalOf({ status, url: page.url(), body: found.html }, found.model, url) !== null;
@@ -405,8 +389,8 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
       }
     })().catch(() => null);
     const againLook = (async () => {
-      const response = await reload(flow.page);
-      const found = await look(flow, null, []);
+      const response = await reload(this.page, { timeoutMs: this.boundedMs(navigationTimeoutMs) });
+      const found = await this.look(null, []);
       return { model: found.model, status: response?.status() ?? 200 };
     })().catch(() => null);
     const [anonymous, again] = await Promise.all([anonymousLook, againLook]);
@@ -416,29 +400,136 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
       // An error page without the session (a rate limit, an outage) is nothing to compare with.
       anonymous: anonymous && (anonymous.refused || anonymous.status < 400) ? { model: anonymous.model, refused: anonymous.refused } : null,
       identifiers,
-      sessionCookies: sessionCookieNames({ afterFirst, afterSecond: await cookieNames(flow.context), anonymous: anonymous?.cookies ?? [] }),
+      sessionCookies: sessionCookieNames({ afterFirst, afterSecond: await cookieNames(this.context), anonymous: anonymous?.cookies ?? [] }),
     });
     return { evidence, postLoginUrl: url };
   }
 
   /** What `checkBlocked` reads: the site's last answer since the action (a limited call of the page's, else its document) and the page shown. */
-  function siteAnswer(flow: LiveFlow, found: Discovery) {
-    const answer = flow.limitedCall ?? documentAnswer(flow) ?? { status: 200, headers: {} };
-    return { page: { ...answer, url: flow.page.url() }, model: found.model };
+  private siteAnswer(found: Discovery) {
+    const answer = this.limitedCall ?? this.documentAnswer() ?? { status: 200, headers: {} };
+    return { page: { ...answer, url: this.page.url() }, model: found.model };
   }
 
-  async function probe(target: LoginTarget, session: StorageState, postLoginUrl: string, evidence: SessionEvidence | null): Promise<ProbeOutcome> {
-    return probeInBrowser(options.openBrowser, target, session, postLoginUrl, evidence);
+  /** `ms`, or what is left of the step's deadline when that is less (at least 1 ms: Playwright reads 0 as no limit). */
+  private boundedMs(ms: number): number {
+    return this.deadline ? Math.max(1, Math.min(ms, this.deadline.remainingMs())) : ms;
   }
 
-  async function release(engineState: EngineState, keepReplay = false): Promise<string | null> {
-    const state = engineState as Record<string, unknown>;
-    if (typeof state.browserSessionId !== "string") return null;
-    const flow = liveFlows.get(state.browserSessionId);
-    return flow ? endFlow(flow, keepReplay) : null;
+  private now(): Date {
+    return this.options.now?.() ?? new Date();
   }
 
-  return { start, submit, probe, release };
+  /** Everything a login could have set, as comparable entries; a traced flow's replay masks the values read. */
+  private async sessionFingerprint(): Promise<Set<string>> {
+    const cookies = (await this.context.cookies()).map((cookie) => ({ place: `cookie ${cookie.domain}${cookie.path} ${cookie.name}`, value: cookie.value }));
+    const storage = await Promise.all(this.page.frames().map((frame) => frame.evaluate(storageEntries).catch(() => [] as StoredEntry[])));
+    const entries = [...cookies, ...storage.flat()];
+    this.keepOutOfReplay(storedSecrets(entries.map((entry) => entry.value)));
+    return new Set(entries.map((entry) => `${entry.place}=${entry.value}`));
+  }
+
+  /** Values the flow's replay must mask wherever they show. */
+  private keepOutOfReplay(values: Iterable<string>): void {
+    if (!this.recording) return;
+    for (const value of values) if (value) this.recording.secrets.add(value);
+  }
+
+  /** The engine is about to act on the page (load, click, send): what the site answered before belongs to the last action. */
+  private beginAction(): void {
+    this.lastDocument = null;
+    this.limitedCall = null;
+    this.credentialRefusal = null;
+  }
+
+  /**
+   * While a stored credential's values are typed and sent: a redirect that would repeat their POST
+   * (307, 308) to a host outside the credential's domain is failed before it leaves, as the HTTP
+   * engine refuses it. Playwright's routes never see a redirect's request, so this asks Chromium
+   * itself to pause each request. Answers what removes the guard.
+   */
+  private async guardRepeatedPosts(credentialDomain: string): Promise<() => Promise<void>> {
+    const session = await this.context.newCDPSession(this.page);
+    session.on("Fetch.requestPaused", (event) => {
+      const refusal = event.redirectedRequestId !== undefined && event.request.method === "POST" ? credentialHostRefusal(credentialDomain, new URL(event.request.url)) : null;
+      if (refusal) this.credentialRefusal = refusal;
+      const decided = refusal
+        ? session.send("Fetch.failRequest", { requestId: event.requestId, errorReason: "BlockedByClient" })
+        : session.send("Fetch.continueRequest", { requestId: event.requestId });
+      // The page may be gone meanwhile: its requests with it.
+      decided.catch(() => undefined);
+    });
+    await session.send("Fetch.enable", { patterns: [{ urlPattern: "*", requestStage: "Request" }] });
+    return () => session.detach().catch(() => undefined);
+  }
+
+  private documentAnswer(): SiteAnswer | null {
+    return this.lastDocument && "answer" in this.lastDocument ? this.lastDocument.answer : null;
+  }
+
+  /**
+   * Why the main document since the last action did not come from the site, or null: a stored
+   * credential's POST was stopped on its way out of the credential's domain, the network policy
+   * refused it (an answer the HTTP engine gives for the same request, so both engines end such a flow
+   * alike), or the site could not be reached.
+   */
+  private documentFailure(): Error | null {
+    if (this.credentialRefusal) return new RefusedRequestError("credential_domain", this.credentialRefusal);
+    const document = this.lastDocument;
+    if (!document) return null;
+    const url = new URL(document.url);
+    const key = `${url.hostname}:${url.port || (url.protocol === "https:" ? "443" : "80")}: `;
+    // What the network policy refused so far, as `host:port: reason`.
+    const refusal = (this.opened.refused?.() ?? []).find((entry) => entry.startsWith(key));
+    // The proxy refuses a plain request with 403 and a tunnel before it opens; a 403 of a host it let through is the site's.
+    if (refusal && ("failure" in document || document.answer.status === 403)) {
+      const reason = refusal.slice(key.length);
+      // The proxy asks the scope first, with the deployment's policy: a reason of the scope's is the login leaving its sites.
+      const leavesScope = [true, false].some((allowPrivateTargets) => scopeRefusal(url, this.target, { allowPrivateTargets }) === reason);
+      return leavesScope ? new RefusedRequestError("out_of_scope", `refused to follow the login: ${reason}`) : new RefusedRequestError("forbidden_address", `refused to connect to ${reason}`);
+    }
+    if ("failure" in document) return new FlowFailure("site_unreachable", `${url.host} could not be reached (${document.failure})`);
+    return null;
+  }
+
+  /** A page that could not be loaded is the site's failure, not the engine's. */
+  private asFlowFailure(error: unknown): unknown {
+    if (!(error instanceof NavigationError)) return error;
+    const reason = unreachableReason(error);
+    return this.documentFailure() ?? (reason ? new FlowFailure("site_unreachable", reason, { cause: error }) : error);
+  }
+}
+
+export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEngine {
+  return {
+    async start(target: LoginTarget, deadline?: Deadline): Promise<StepOutcome> {
+      return outcomeOf(async () => {
+        const flow = await LiveLogin.open(target, options, liveLogins);
+        return flow.step(deadline, () => flow.begin());
+      });
+    },
+
+    async submit(target: LoginTarget, engineState: EngineState, submission: Submission, { credentialDomain, deadline }: StepOptions = {}): Promise<StepOutcome> {
+      return outcomeOf(async () => {
+        const state = readState(engineState);
+        const live = liveLogins.get(state.browserSessionId);
+        if (live) return live.step(deadline, () => live.answer(state, submission, credentialDomain));
+        const flow = await LiveLogin.open(target, options, liveLogins);
+        return flow.step(deadline, () => flow.resume(state, submission, credentialDomain));
+      });
+    },
+
+    probe(target: LoginTarget, session: StorageState, postLoginUrl: string, evidence: SessionEvidence | null): Promise<ProbeOutcome> {
+      return probeInBrowser(options.openBrowser, target, session, postLoginUrl, evidence);
+    },
+
+    async release(engineState: EngineState, keepReplay = false): Promise<string | null> {
+      const state = engineState as Record<string, unknown>;
+      if (typeof state.browserSessionId !== "string") return null;
+      const flow = liveLogins.get(state.browserSessionId);
+      return flow ? flow.end(keepReplay) : null;
+    },
+  };
 }
 
 function newState(browserSessionId: string, found: Discovery & { step: LoginStep }): BrowserFlowState {
@@ -553,84 +644,6 @@ async function storageEntries(): Promise<StoredEntry[]> {
     // An opaque origin or storage the user agent denies holds no session.
   }
   return entries;
-}
-
-/** Everything a login could have set, as comparable entries; a traced flow's replay masks the values read. */
-async function sessionFingerprint(flow: LiveFlow): Promise<Set<string>> {
-  const cookies = (await flow.context.cookies()).map((cookie) => ({ place: `cookie ${cookie.domain}${cookie.path} ${cookie.name}`, value: cookie.value }));
-  const storage = await Promise.all(flow.page.frames().map((frame) => frame.evaluate(storageEntries).catch(() => [] as StoredEntry[])));
-  const entries = [...cookies, ...storage.flat()];
-  keepOutOfReplay(flow, storedSecrets(entries.map((entry) => entry.value)));
-  return new Set(entries.map((entry) => `${entry.place}=${entry.value}`));
-}
-
-/** Values the flow's replay must mask wherever they show. */
-function keepOutOfReplay(flow: LiveFlow, values: Iterable<string>): void {
-  if (!flow.recording) return;
-  for (const value of values) if (value) flow.recording.secrets.add(value);
-}
-
-/** The engine is about to act on the page (load, click, send): what the site answered before belongs to the last action. */
-function beginAction(flow: LiveFlow): void {
-  flow.lastDocument = null;
-  flow.limitedCall = null;
-  flow.credentialRefusal = null;
-}
-
-/**
- * While a stored credential's values are typed and sent: a redirect that would repeat their POST
- * (307, 308) to a host outside the credential's domain is failed before it leaves, as the HTTP
- * engine refuses it. Playwright's routes never see a redirect's request, so this asks Chromium
- * itself to pause each request. Answers what removes the guard.
- */
-async function guardRepeatedPosts(flow: LiveFlow, credentialDomain: string): Promise<() => Promise<void>> {
-  const session = await flow.context.newCDPSession(flow.page);
-  session.on("Fetch.requestPaused", (event) => {
-    const refusal = event.redirectedRequestId !== undefined && event.request.method === "POST" ? credentialHostRefusal(credentialDomain, new URL(event.request.url)) : null;
-    if (refusal) flow.credentialRefusal = refusal;
-    const decided = refusal
-      ? session.send("Fetch.failRequest", { requestId: event.requestId, errorReason: "BlockedByClient" })
-      : session.send("Fetch.continueRequest", { requestId: event.requestId });
-    // The page may be gone meanwhile: its requests with it.
-    decided.catch(() => undefined);
-  });
-  await session.send("Fetch.enable", { patterns: [{ urlPattern: "*", requestStage: "Request" }] });
-  return () => session.detach().catch(() => undefined);
-}
-
-function documentAnswer(flow: LiveFlow): SiteAnswer | null {
-  return flow.lastDocument && "answer" in flow.lastDocument ? flow.lastDocument.answer : null;
-}
-
-/**
- * Why the main document since the last action did not come from the site, or null: a stored
- * credential's POST was stopped on its way out of the credential's domain, the network policy
- * refused it (an answer the HTTP engine gives for the same request, so both engines end such a flow
- * alike), or the site could not be reached.
- */
-function documentFailure(flow: LiveFlow): Error | null {
-  if (flow.credentialRefusal) return new RefusedRequestError("credential_domain", flow.credentialRefusal);
-  const document = flow.lastDocument;
-  if (!document) return null;
-  const url = new URL(document.url);
-  const key = `${url.hostname}:${url.port || (url.protocol === "https:" ? "443" : "80")}: `;
-  const refusal = flow.refused().find((entry) => entry.startsWith(key));
-  // The proxy refuses a plain request with 403 and a tunnel before it opens; a 403 of a host it let through is the site's.
-  if (refusal && ("failure" in document || document.answer.status === 403)) {
-    const reason = refusal.slice(key.length);
-    // The proxy asks the scope first, with the deployment's policy: a reason of the scope's is the login leaving its sites.
-    const leavesScope = [true, false].some((allowPrivateTargets) => scopeRefusal(url, flow.target, { allowPrivateTargets }) === reason);
-    return leavesScope ? new RefusedRequestError("out_of_scope", `refused to follow the login: ${reason}`) : new RefusedRequestError("forbidden_address", `refused to connect to ${reason}`);
-  }
-  if ("failure" in document) return new FlowFailure("site_unreachable", `${url.host} could not be reached (${document.failure})`);
-  return null;
-}
-
-/** A page that could not be loaded is the site's failure, not the engine's. */
-function asFlowFailure(error: unknown, flow: LiveFlow): unknown {
-  if (!(error instanceof NavigationError)) return error;
-  const reason = unreachableReason(error);
-  return documentFailure(flow) ?? (reason ? new FlowFailure("site_unreachable", reason) : error);
 }
 
 function inputOutcome(state: BrowserFlowState, step: LoginStep, websiteError: string | null): Extract<StepOutcome, { kind: "input" }> {

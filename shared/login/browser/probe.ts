@@ -1,6 +1,6 @@
 import type { Browser, Page, Response } from "playwright-core";
 import type { StorageState } from "../../archive/storage-state.ts";
-import { pathOf, refusalOf } from "../engine.ts";
+import { pathOf, refusalOf } from "../kernel.ts";
 import { parsePage, type PageModel } from "../page.ts";
 import { judgeProbe } from "../probe-verdict.ts";
 import { hostOf, isWithin } from "../../policy/scope.ts";

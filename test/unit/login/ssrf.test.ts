@@ -1,9 +1,9 @@
 import { createServer, connect, type Server } from "node:net";
 import { createServer as createHttpServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLoginEngine } from "#shared/login/engine.ts";
+import { createLoginEngine } from "#shared/login/http/engine.ts";
 import type { Resolver } from "#shared/policy/addresses.ts";
-import type { Endpoint } from "#shared/login/http.ts";
+import type { Endpoint } from "#shared/login/http/client.ts";
 import type { LoginTarget } from "#shared/login/types.ts";
 
 /**

@@ -1,63 +1,33 @@
-import { isIP } from "node:net";
 import type { CookieJar, SerializedCookieJar } from "tough-cookie";
-import type { StorageState } from "../archive/storage-state.ts";
-import { log } from "../log.ts";
-import { analyzeStep, automaticRequest, encodeForm, hasPasswordForm, isLoginUrl, signInLinkRank, type LoginStep, type StepPlan } from "./forms.ts";
-import { createWebClient, RefusedRequestError, UnreachableError, type NetworkOptions, type Page, type PageRequest } from "./http.ts";
-import { parsePage, type PageModel } from "./page.ts";
-import { judgeProbe } from "./probe-verdict.ts";
-import { rateLimitOf } from "./rate-limit.ts";
-import { credentialHostRefusal, hostOf, scopeRefusal, type ScopePolicy } from "../policy/scope.ts";
-import { siteErrorOf, siteMessages, type SiteMessage } from "./site-message.ts";
-import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "./session.ts";
-import { learnSessionEvidence, sessionCookieNames, unlearntEvidence } from "./session-evidence.ts";
-import { isDurableFieldType, readSubmission } from "./submission.ts";
-import type {
-  EngineState,
-  FlowErrorCode,
-  FlowPrompt,
-  LoginEngine,
-  LoginEngineKind,
-  LoginRequirement,
-  LoginTarget,
-  MfaType,
-  ProbeOutcome,
-  SessionEvidence,
-  StepOptions,
-  StepOutcome,
-  Submission,
-} from "./types.ts";
-
-/**
- * Makes `step` the flow's current one. When it is the step just answered, shown again, it counts as a
- * rejection, and the third in a row ends the flow.
- */
-export function showStep(state: StepProgress, step: LoginStep, sameStep: boolean, messages: readonly SiteMessage[], siteError: string | null): void {
-  state.rejections = sameStep ? state.rejections + 1 : 0;
-  if (state.rejections >= maxRejections) {
-    throw new FlowFailure("credentials_invalid", `the site rejected ${maxRejections} attempts in a row${siteError ? `: ${siteError}` : ""}`);
-  }
-  state.prompt = step.prompt;
-  state.step = step.plan;
-  state.formMessages = messages.map((message) => message.text);
-}
-
-/** Where a flow stands, as either engine keeps it between steps. */
-export interface StepProgress {
-  prompt: FlowPrompt;
-  step: StepPlan;
-  chosenMfa: MfaType | null;
-  /** Times in a row the site answered a submit with the same step again. */
-  rejections: number;
-  /** The site's messages on the page the current step came from: one still shown after a submit is no answer to it. */
-  formMessages: string[];
-  /** Durable values typed so far, by credential ref. */
-  durableValues: Record<string, string>;
-  /** The host of the page each durable value was typed on, by credential ref: its credential is that site's. */
-  typedHosts?: Record<string, string>;
-  requirements: LoginRequirement[];
-  ssoProvider: string | null;
-}
+import type { StorageState } from "../../archive/storage-state.ts";
+import type { Deadline } from "../../deadline.ts";
+import { analyzeStep, automaticRequest, encodeForm, isLoginUrl, signInLinkRank, type LoginStep } from "../forms.ts";
+import {
+  addRequirement,
+  asksToSignIn,
+  checkBlocked,
+  checkCredentialHost,
+  FlowFailure,
+  homePageUrls,
+  outcomeOf,
+  pathOf,
+  recordFields,
+  RefusedRequestError,
+  refusalOf,
+  showStep,
+  successOutcome,
+  UnreachableError,
+  type StepProgress,
+} from "../kernel.ts";
+import { parsePage, type PageModel } from "../page.ts";
+import { judgeProbe } from "../probe-verdict.ts";
+import { hostOf, scopeRefusal, type ScopePolicy } from "../../policy/scope.ts";
+import { siteErrorOf, siteMessages } from "../site-message.ts";
+import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "../session.ts";
+import { learnSessionEvidence, sessionCookieNames, unlearntEvidence } from "../session-evidence.ts";
+import { readSubmission } from "../submission.ts";
+import type { EngineState, LoginEngine, LoginTarget, ProbeOutcome, SessionEvidence, StepOptions, StepOutcome, Submission } from "../types.ts";
+import { createWebClient, type NetworkOptions, type Page, type PageRequest } from "./client.ts";
 
 /** What the engine keeps between steps; plain JSON (the orchestrator encrypts it at rest). */
 interface FlowState extends StepProgress {
@@ -74,22 +44,8 @@ interface Loaded {
   model: PageModel;
 }
 
-const maxRejections = 3;
 const maxAutomaticHops = 5;
 const navigatesByItself = /http-equiv\s*=\s*["']?refresh|\.submit\(\s*\)/i;
-const passwordInput = /type\s*=\s*["']?password/i;
-const botWallWords = /just a moment|attention required|access denied|unusual traffic|automated (queries|requests|access)|are you a robot|request blocked/i;
-
-export class FlowFailure extends Error {
-  readonly errorCode: FlowErrorCode;
-  readonly retryAfterSeconds: number | null;
-  browserMayHelp = false;
-  constructor(errorCode: FlowErrorCode, message: string, retryAfterSeconds: number | null = null) {
-    super(message);
-    this.errorCode = errorCode;
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
-}
 
 /** A failure where a browser, which runs the page's script, may still find or finish the login. */
 function browserMayHelp(failure: FlowFailure): FlowFailure {
@@ -100,7 +56,10 @@ function browserMayHelp(failure: FlowFailure): FlowFailure {
 export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
   const web = createWebClient(options);
 
-  /** Requests a page, then goes where the page sends a browser by itself (meta refresh, auto-submitted hand-off form). */
+  /**
+   * Requests a page, then goes where the page sends a browser by itself (meta refresh, auto-submitted
+   * hand-off form), each request within the first one's deadline.
+   */
   async function load(jar: CookieJar, target: LoginTarget, request: PageRequest & { url: string }, history: string[]): Promise<Loaded> {
     let page = await web.fetchPage(jar, target, request.url, request);
     history.push(...page.visited);
@@ -108,20 +67,20 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     for (let hop = 0; hop < maxAutomaticHops; hop++) {
       const next = automaticRequest(model);
       if (!next) break;
-      page = await web.fetchPage(jar, target, next.url, { ...next, referer: page.url });
+      page = await web.fetchPage(jar, target, next.url, { ...next, referer: page.url, deadline: request.deadline });
       history.push(...page.visited);
       model = parsePage(page.body, page.url);
     }
     return { page, model };
   }
 
-  async function start(target: LoginTarget): Promise<StepOutcome> {
+  async function start(target: LoginTarget, deadline?: Deadline): Promise<StepOutcome> {
     return outcomeOf(async () => {
       const jar = emptyJar();
       const history: string[] = [];
       // The search stops at the page whose form it found: the last one loaded.
       let formPage: Loaded | undefined;
-      const step = await findLoginPage(target, options, async (url) => (formPage = await load(jar, target, { url }, history)));
+      const step = await findLoginPage(target, options, async (url) => (formPage = await load(jar, target, { url, deadline }, history)));
       const state: FlowState = {
         version: 1,
         jar: serializeJar(jar),
@@ -139,7 +98,7 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     });
   }
 
-  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, { credentialDomain }: StepOptions = {}): Promise<StepOutcome> {
+  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, { credentialDomain, deadline }: StepOptions = {}): Promise<StepOutcome> {
     return outcomeOf(async () => {
       const state = readState(engineState);
       const intent = readSubmission(state.prompt, submission);
@@ -169,11 +128,11 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
         request = { ...encodeForm(plan.forms[plan.fieldForm!]!, intent.values, [], true), referer: plan.pageUrl, credentialDomain };
       }
       const submitted = { url: request.url, jarBefore: state.jar };
-      const { page, model } = await load(jar, target, request, state.history);
+      const { page, model } = await load(jar, target, { ...request, deadline }, state.history);
       state.jar = serializeJar(jar);
       const answeredPost = request.method === "POST" && page.visited.length === 1 && page.visited[0] === request.url;
       return afterSubmit(state, jar, page, model, intent.kind !== "nothing", secrets, submitted, () =>
-        learnEvidence(target, jar, { page, model }, answeredPost, state.durableValues.identifier ? [state.durableValues.identifier] : []),
+        learnEvidence(target, jar, { page, model }, answeredPost, state.durableValues.identifier ? [state.durableValues.identifier] : [], deadline),
       );
     });
   }
@@ -188,10 +147,11 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     landed: Loaded,
     answeredPost: boolean,
     identifiers: string[],
+    deadline: Deadline | undefined,
   ): Promise<{ evidence: SessionEvidence; postLoginUrl: string }> {
     // The login has worked by now: a page that cannot be fetched leaves less to learn, never a failed login.
     const fetched = (cookies: CookieJar, url: string) =>
-      load(cookies, target, { url }, []).catch((error: unknown) => {
+      load(cookies, target, { url, deadline }, []).catch((error: unknown) => {
         if (error instanceof RefusedRequestError || error instanceof UnreachableError) return null;
         throw error;
       });
@@ -250,15 +210,6 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
   return { start, submit, probe, release };
 }
 
-/** Why the page is what a visitor without a session gets (401/403, a login page, a password form), or null. */
-export function refusalOf(page: Pick<Page, "status" | "url" | "body">, model: PageModel | null, requestedUrl: string): string | null {
-  if (page.status === 401 || page.status === 403) return `the site answered HTTP ${page.status}`;
-  if (page.url !== new URL(requestedUrl).href && isLoginUrl(page.url)) return `redirected to the login page ${new URL(page.url).pathname}`;
-  // Most signed-in pages show no password input: no parse for them.
-  if (passwordInput.test(page.body) && hasPasswordForm(model ?? parsePage(page.body, page.url))) return "the page asks for a password";
-  return null;
-}
-
 /** A session cookie of `names` the answer deleted (or let expire); only an answer that set cookies or redirected can have. */
 function deletedSessionCookie(jar: CookieJar, page: Page, postLoginUrl: string, names: readonly string[]): string | null {
   if (names.length === 0 || (page.visited.length === 1 && !page.headers["set-cookie"])) return null;
@@ -280,13 +231,6 @@ async function findLoginPage(target: LoginTarget, policy: ScopePolicy, load: (ur
   }
   const scripted = entry.model.forms.length === 0 && /<script\b/i.test(entry.page.body) ? " (the page may build its form with script, which this HTTP engine does not run)" : "";
   throw browserMayHelp(new FlowFailure("login_form_not_found", `no login form at ${pathOf(entry.page.url)} (HTTP ${entry.page.status}) nor behind a sign-in link on it${scripted}`));
-}
-
-/** The domain's home page: https, then plain http too for an IP literal or localhost, where local test sites run. */
-export function homePageUrls(domain: string): string[] {
-  const host = isIP(domain) === 6 ? `[${domain}]` : domain;
-  const local = domain === "localhost" || isIP(domain) !== 0;
-  return local ? [`https://${host}/`, `http://${host}/`] : [`https://${host}/`];
 }
 
 async function loadHomePage(domain: string, load: (url: string) => Promise<Loaded>): Promise<Loaded> {
@@ -345,26 +289,6 @@ async function afterSubmit(
   return successOutcome(state, session, learnt, "http");
 }
 
-/** A flow's success: the session it captured, what the landing page taught, and what the flow gathered. */
-export function successOutcome(
-  state: StepProgress,
-  session: StorageState,
-  learnt: { postLoginUrl: string; evidence: SessionEvidence },
-  engine: LoginEngineKind,
-): Extract<StepOutcome, { kind: "success" }> {
-  return {
-    kind: "success",
-    session,
-    postLoginUrl: learnt.postLoginUrl,
-    requirements: state.requirements,
-    durableValues: state.durableValues,
-    typedHosts: state.typedHosts ?? {},
-    ssoProvider: state.ssoProvider,
-    evidence: learnt.evidence,
-    engine,
-  };
-}
-
 /** True when `after` holds a live cookie that `before` did not, or with another value. */
 function cookieSetSince(before: SerializedCookieJar, after: SerializedCookieJar): boolean {
   const cookiesOf = (jar: SerializedCookieJar) => jarToStorageState(deserializeJar(jar)).cookies;
@@ -373,111 +297,8 @@ function cookieSetSince(before: SerializedCookieJar, after: SerializedCookieJar)
   return cookiesOf(after).some((cookie) => earlier.get(identity(cookie)) !== cookie.value);
 }
 
-/**
- * Records what the submitted fields were, typed on a page of `host`: requirements, durable values
- * and where each was typed, and the secrets a site message must not echo.
- */
-export function recordFields(
-  state: Pick<FlowState, "step" | "durableValues" | "typedHosts" | "requirements" | "chosenMfa">,
-  values: Record<string, string>,
-  secrets: string[],
-  host: string,
-): void {
-  for (const field of state.step.fields) {
-    const value = values[field.id];
-    if (!value) continue;
-    if (isDurableFieldType(field.type)) {
-      state.durableValues[field.ref] = value;
-      state.typedHosts = { ...state.typedHosts, [field.ref]: host };
-      state.requirements = addRequirement(state.requirements, field.type);
-    } else if (field.type === "totp_code") state.requirements = addRequirement(state.requirements, "totp_code");
-    else if (field.type === "code") {
-      const channel = field.linkedMfaType ?? state.chosenMfa;
-      const requirement = channel === "sms" || channel === "call" ? "sms_code" : channel === "email" ? "email_code" : "external";
-      state.requirements = addRequirement(state.requirements, requirement);
-    }
-    if (field.type !== "identifier" && field.type !== "text") secrets.push(value);
-  }
-}
-
-export function addRequirement(requirements: LoginRequirement[], requirement: LoginRequirement | null): LoginRequirement[] {
-  return requirement === null || requirements.includes(requirement) ? requirements : [...requirements, requirement];
-}
-
-/**
- * Captchas and bot walls end a flow: an HTTP client cannot get past them. A rate limit ends it before
- * another attempt counts, looked for only where the site held the login back (`heldBack`: the login
- * form or the same step shown again) or refused it (4xx): a signed-in page may say "too many failed
- * attempts since your last visit" or "try again in a few minutes" of something else. `messages` are
- * the ones that answer a submission (not already on the page its form came from); a page no
- * submission led to has none, as its text is the site's standing policy ("Accounts are locked after
- * 5 failed attempts"): there only HTTP 429 or a 4xx's Retry-After tells a limit.
- */
-export function checkBlocked(
-  { page, model }: { page: Pick<Page, "status" | "headers" | "url">; model: PageModel },
-  heldBack: boolean,
-  messages: readonly SiteMessage[] = [],
-  now = new Date(),
-): void {
-  if (model.captcha) throw new FlowFailure("captcha_blocked", `${pathOf(page.url)} asks to solve a captcha`);
-  const limit = heldBack || (page.status >= 400 && page.status < 500) ? rateLimitOf({ status: page.status, headers: page.headers, messages: messages.map((message) => message.text) }, now) : null;
-  if (limit) {
-    const wait = limit.retryAfterSeconds === null ? "" : ` (retry after ${limit.retryAfterSeconds} s)`;
-    throw new FlowFailure("rate_limited", `${hostOf(new URL(page.url))} limits login attempts${wait}${limit.message ? `: ${limit.message}` : ""}`, limit.retryAfterSeconds);
-  }
-  if ([403, 429, 503].includes(page.status) && botWallWords.test(`${model.title} ${model.text}`)) {
-    throw new FlowFailure("bot_detected", `${hostOf(new URL(page.url))} answered HTTP ${page.status} with a bot check`);
-  }
-  if (page.status >= 500) throw new FlowFailure("site_unreachable", `${hostOf(new URL(page.url))} answered HTTP ${page.status}`);
-}
-
-/** A step that asks who the person is or their password: the login form, not a later step. */
-export function asksToSignIn(step: LoginStep): boolean {
-  return step.prompt.fields.some((field) => field.type === "identifier" || field.type === "password");
-}
-
 function inputOutcome(state: FlowState, step: LoginStep, websiteError: string | null): StepOutcome {
   return { kind: "input", state: state as unknown as EngineState, prompt: step.prompt, websiteError };
-}
-
-const refusalCodes: Record<RefusedRequestError["reason"], FlowErrorCode> = {
-  out_of_scope: "unsupported_auth_method",
-  forbidden_address: "site_unreachable",
-  credential_domain: "credential_domain_mismatch",
-};
-
-/** A stored credential saved for `domain` is about to be typed on the page at `pageUrl`: refused outside that domain. */
-export function checkCredentialHost(domain: string, pageUrl: string): void {
-  const refusal = credentialHostRefusal(domain, new URL(pageUrl));
-  if (refusal) throw new RefusedRequestError("credential_domain", refusal);
-}
-
-export async function outcomeOf(run: () => Promise<StepOutcome>): Promise<StepOutcome> {
-  try {
-    return await run();
-  } catch (error) {
-    if (error instanceof FlowFailure) {
-      return {
-        kind: "failure",
-        errorCode: error.errorCode,
-        message: error.message,
-        ...(error.retryAfterSeconds === null ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
-        ...(error.browserMayHelp ? { browserMayHelp: true } : {}),
-      };
-    }
-    if (error instanceof RefusedRequestError) {
-      const errorCode = refusalCodes[error.reason];
-      return { kind: "failure", errorCode, message: error.message };
-    }
-    if (error instanceof UnreachableError) return { kind: "failure", errorCode: "site_unreachable", message: error.message };
-    // The name and the top frame only: a library's message may quote a cookie or a form value.
-    log.error("login engine step failed", { error: error instanceof Error ? error.name : typeof error, at: topFrame(error) });
-    return { kind: "failure", errorCode: "internal_error", message: "the login engine failed unexpectedly" };
-  }
-}
-
-function topFrame(error: unknown): string | undefined {
-  return error instanceof Error ? error.stack?.split("\n").find((line) => line.trim().startsWith("at "))?.trim() : undefined;
 }
 
 function readState(engineState: EngineState): FlowState {
@@ -488,7 +309,3 @@ function readState(engineState: EngineState): FlowState {
   return structuredClone(state) as unknown as FlowState;
 }
 
-export function pathOf(url: string): string {
-  const parsed = new URL(url);
-  return `${parsed.host}${parsed.pathname}`;
-}

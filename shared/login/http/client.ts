@@ -4,10 +4,12 @@ import type { Duplex } from "node:stream";
 import { connect as tlsConnect } from "node:tls";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import type { CookieJar } from "tough-cookie";
-import { vetHost, type Resolver } from "../policy/addresses.ts";
-import { credentialHostRefusal, hostOf, scopeRefusal } from "../policy/scope.ts";
-import { systemResolver } from "../policy/system-resolver.ts";
-import type { LoginTarget } from "./types.ts";
+import type { Deadline } from "../../deadline.ts";
+import { vetHost, type Resolver } from "../../policy/addresses.ts";
+import { RefusedRequestError, UnreachableError } from "../kernel.ts";
+import { credentialHostRefusal, hostOf, scopeRefusal } from "../../policy/scope.ts";
+import { systemResolver } from "../../policy/system-resolver.ts";
+import type { LoginTarget } from "../types.ts";
 
 /** Where a vetted connection goes: the address the guard checked, never the name again. */
 export interface Endpoint {
@@ -33,27 +35,6 @@ export interface NetworkOptions {
   timeoutMs?: number;
 }
 
-/**
- * The engine would not send this request: its host is out of scope, resolves to a forbidden address,
- * or is outside the domain of the stored credential the request carries.
- */
-export class RefusedRequestError extends Error {
-  readonly reason: "out_of_scope" | "forbidden_address" | "credential_domain";
-  constructor(reason: RefusedRequestError["reason"], message: string) {
-    super(message);
-    this.name = "RefusedRequestError";
-    this.reason = reason;
-  }
-}
-
-/** The site could not be asked: DNS, connection, TLS, timeout, or a redirect loop. */
-export class UnreachableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UnreachableError";
-  }
-}
-
 export interface Page {
   url: string;
   status: number;
@@ -71,6 +52,8 @@ export interface PageRequest {
   referer?: string;
   /** The request carries a credential stored for this domain: it goes to no host outside it, a redirect that repeats it included. */
   credentialDomain?: string;
+  /** The step's deadline: the request, its redirects and its body included, is given up then. */
+  deadline?: Deadline;
 }
 
 export interface WebClient {
@@ -112,7 +95,7 @@ export function createWebClient(options: NetworkOptions): WebClient {
     return { host, address: verdict.addresses[0]!, port, secure };
   }
 
-  function send(url: URL, endpoint: Endpoint, headers: Record<string, string>, method: string, body: string | undefined) {
+  function send(url: URL, endpoint: Endpoint, headers: Record<string, string>, method: string, body: string | undefined, signal: AbortSignal | undefined) {
     return new Promise<IncomingMessage>((resolve, reject) => {
       const outgoing = httpRequest({
         host: endpoint.host,
@@ -123,6 +106,7 @@ export function createWebClient(options: NetworkOptions): WebClient {
         setHost: false,
         headers: { host: url.host, ...headers },
         timeout: timeoutMs,
+        signal,
         createConnection: () => {
           options.onConnect?.(endpoint.address);
           return openSocket(endpoint);
@@ -131,13 +115,13 @@ export function createWebClient(options: NetworkOptions): WebClient {
       outgoing.on("response", resolve);
       outgoing.on("timeout", () => outgoing.destroy(new UnreachableError(`${endpoint.host} did not answer within ${timeoutMs} ms`)));
       outgoing.on("error", (error) =>
-        reject(error instanceof UnreachableError ? error : new UnreachableError(`could not reach ${endpoint.host}: ${errorCode(error)}`)),
+        reject(error instanceof UnreachableError ? error : new UnreachableError(`could not reach ${endpoint.host}: ${errorCode(error)}`, { cause: error })),
       );
       outgoing.end(body);
     });
   }
 
-  async function fetchPage(jar: CookieJar, target: LoginTarget, start: string, request: PageRequest = {}): Promise<Page> {
+  async function followRedirects(jar: CookieJar, target: LoginTarget, start: string, request: PageRequest): Promise<Page> {
     let url = new URL(start);
     let method = request.method ?? "GET";
     let body = request.body;
@@ -167,7 +151,7 @@ export function createWebClient(options: NetworkOptions): WebClient {
         headers["content-type"] = request.contentType ?? "application/x-www-form-urlencoded";
         headers["content-length"] = String(Buffer.byteLength(body ?? ""));
       }
-      const response = await send(url, endpoint, headers, method, method === "POST" ? (body ?? "") : undefined);
+      const response = await send(url, endpoint, headers, method, method === "POST" ? (body ?? "") : undefined, request.deadline?.signal);
       for (const setCookie of response.headers["set-cookie"] ?? []) {
         jar.setCookieSync(setCookie, url.href, { ignoreError: true });
       }
@@ -192,6 +176,18 @@ export function createWebClient(options: NetworkOptions): WebClient {
     }
   }
 
+  async function fetchPage(jar: CookieJar, target: LoginTarget, start: string, request: PageRequest = {}): Promise<Page> {
+    try {
+      return await followRedirects(jar, target, start, request);
+    } catch (error) {
+      // Cut by the deadline, a socket or a body tells only that it was cut: the deadline is why.
+      if (request.deadline?.signal.aborted && !(error instanceof RefusedRequestError)) {
+        throw new UnreachableError(`${hostOf(new URL(start))} did not answer before the step's deadline`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
   return { fetchPage };
 }
 
@@ -209,7 +205,7 @@ async function readBody(response: IncomingMessage, host: string): Promise<string
     }
   } catch (error) {
     if (error instanceof UnreachableError) throw error;
-    throw new UnreachableError(`${host} broke off its answer: ${errorCode(error)}`);
+    throw new UnreachableError(`${host} broke off its answer: ${errorCode(error)}`, { cause: error });
   }
   let raw = Buffer.concat(chunks);
   const limit = { maxOutputLength: maxDecodedBodyBytes };
@@ -220,9 +216,9 @@ async function readBody(response: IncomingMessage, host: string): Promise<string
     else if (encoding === "br") raw = brotliDecompressSync(raw, limit);
   } catch (error) {
     if (errorCode(error) === "ERR_BUFFER_TOO_LARGE") {
-      throw new UnreachableError(`${host} sent a page bigger than ${maxDecodedBodyBytes} bytes once decompressed`);
+      throw new UnreachableError(`${host} sent a page bigger than ${maxDecodedBodyBytes} bytes once decompressed`, { cause: error });
     }
-    throw new UnreachableError(`${host} sent a body that does not decompress`);
+    throw new UnreachableError(`${host} sent a body that does not decompress`, { cause: error });
   }
   return decodeText(raw, response.headers["content-type"]);
 }
