@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { readOrCreateKey } from "../secrets/local-key-file.ts";
 import type { BrowserProvider, LaunchedBrowser, LaunchSpec } from "../domain/browser-provider.ts";
-import { isAlive, ownedName, ownerInName, processesWhere, processInfo, runsWith, thisProcess, type ProcessIdentity } from "./processes.ts";
+import { isAlive, ownedName, ownerInName, processesWhere, processInfo, runsWith, thisProcess, type ProcessIdentity } from "../chromium/processes.ts";
 import { sha256Hex } from "./task/digest.ts";
 import { leaseCall, type LeaseChange } from "./task/lease-call.ts";
 

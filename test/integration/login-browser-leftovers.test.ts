@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ownedName, thisProcess } from "#shared/browsers/processes.ts";
+import { ownedName, thisProcess } from "#shared/chromium/processes.ts";
 import { loginChromiumForTests } from "../support/login-chromium.ts";
 import { eventually } from "../support/poll.ts";
 

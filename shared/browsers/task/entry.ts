@@ -33,7 +33,7 @@ import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
-import { baseChromiumFlags } from "../chromium-flags.ts";
+import { baseChromiumFlags } from "../../chromium/flags.ts";
 import { browserConnection } from "./browser-connection.ts";
 import { cdpPipe } from "./cdp-pipe.ts";
 import { deniedRequest, deniedRequestPatterns } from "./denied-requests.ts";

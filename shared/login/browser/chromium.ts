@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page, Response } from "playwright-core";
-import { baseChromiumFlags } from "../../browsers/chromium-flags.ts";
-import { isAlive, ownedName, ownerInName, processesWith, thisProcess } from "../../browsers/processes.ts";
+import { baseChromiumFlags } from "../../chromium/flags.ts";
+import { isAlive, ownedName, ownerInName, processesWith, thisProcess } from "../../chromium/processes.ts";
 import { log } from "../../log.ts";
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The flags every Chromium the service starts runs with: the pool's browsers
- * (`local-chromium.ts`) and the login engine's (`shared/login/browser/chromium.ts`) add their own.
+ * (`shared/browsers/local-chromium.ts`, the browser tasks) and the login engine's (`shared/login/browser/chromium.ts`) add their own.
  */
 export const baseChromiumFlags: readonly string[] = [
   // Lambda and containers run as root without user namespaces, where Chromium's sandbox cannot start.
