@@ -1,5 +1,3 @@
-const passedMark: unique symbol = Symbol("deadline passed");
-
 /**
  * The time by which a piece of work must be done, handed down a call so that every wait inside it
  * stops there: a step's page loads, polls and settles, a flow's wait for input. Computing a deadline
@@ -9,11 +7,13 @@ export class Deadline {
   /** Aborts when the deadline passes: for APIs that take an `AbortSignal`. */
   readonly signal: AbortSignal;
 
-  private constructor(
-    /** Epoch milliseconds. */
-    readonly at: number,
-    private readonly clock: () => number,
-  ) {
+  /** Epoch milliseconds. */
+  readonly at: number;
+  private readonly clock: () => number;
+
+  private constructor(at: number, clock: () => number) {
+    this.at = at;
+    this.clock = clock;
     this.signal = AbortSignal.timeout(Math.max(0, at - clock()));
   }
 
@@ -41,25 +41,7 @@ export class Deadline {
     return at < this.at ? new Deadline(at, this.clock) : this;
   }
 
-  /** The earlier of this deadline and `at` (epoch milliseconds). */
-  atLatest(at: number): Deadline {
-    return at < this.at ? new Deadline(at, this.clock) : this;
-  }
 
-  /** `work`'s answer, or `onTimeout`'s once the deadline passes first. */
-  async race<T, U>(work: Promise<T>, onTimeout: () => U): Promise<T | U> {
-    if (this.passed) return onTimeout();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<typeof passedMark>((resolve) => {
-      timer = setTimeout(() => resolve(passedMark), this.remainingMs());
-    });
-    try {
-      const first = await Promise.race([work, timedOut]);
-      return first === passedMark ? onTimeout() : first;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
 
   /** Waits `ms`, or less when the deadline comes first. */
   async sleep(ms: number): Promise<void> {

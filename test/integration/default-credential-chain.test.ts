@@ -38,6 +38,8 @@ it("signs a deployed function's AWS calls with a shared config profile's key whe
     AWS_PROFILE: "acs-chain",
     AWS_EC2_METADATA_DISABLED: "true",
     DYNAMODB_ENDPOINT: table.endpoint,
+    // As the stack sets it: in AWS mode no resource has a default name.
+    TABLE_NAME: "auth-connections",
   };
   expect(Object.keys(environment).filter((name) => name.startsWith("AWS_ACCESS") || name.startsWith("AWS_SECRET"))).toEqual([]);
   const event = { type: "REQUEST", methodArn: "arn:aws:execute-api:eu-west-1:000000000000:api/prod/GET/profiles", headers: { authorization: `Bearer ${generateApiKey()}` } };

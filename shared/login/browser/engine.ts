@@ -106,14 +106,20 @@ class LiveLogin {
   /** The running step's deadline, which bounds its every wait; none, and each wait has only its own budget. */
   private deadline: Deadline | undefined;
 
-  private constructor(
-    private readonly opened: OpenedBrowser,
-    private readonly context: BrowserContext,
-    private readonly page: Page,
-    private readonly target: LoginTarget,
-    private readonly options: BrowserEngineOptions,
-    private readonly registry: FlowRegistry<LiveLogin>,
-  ) {
+  private readonly opened: OpenedBrowser;
+  private readonly context: BrowserContext;
+  private readonly page: Page;
+  private readonly target: LoginTarget;
+  private readonly options: BrowserEngineOptions;
+  private readonly registry: FlowRegistry<LiveLogin>;
+
+  private constructor(opened: OpenedBrowser, context: BrowserContext, page: Page, target: LoginTarget, options: BrowserEngineOptions, registry: FlowRegistry<LiveLogin>) {
+    this.opened = opened;
+    this.context = context;
+    this.page = page;
+    this.target = target;
+    this.options = options;
+    this.registry = registry;
     this.recording = target.recordSession && options.saveReplay ? { secrets: new Set() } : null;
     this.network = watchNetwork(page);
     page.on("response", (response: Response) => {
