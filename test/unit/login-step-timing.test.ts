@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Connection, ConnectionStore, RecordGuard, TimelineRecord } from "#shared/domain/connection.ts";
+import { Deadline } from "#shared/deadline.ts";
 import { loginStepCore, type LoginStepDeps } from "#shared/domain/flows/step.ts";
 import type { FlowPrompt, LoginEngine, StepOutcome } from "#shared/login/types.ts";
 import type { SecretBox } from "#shared/secrets/secret-box.ts";
@@ -109,6 +110,29 @@ describe("a login flow's clock", () => {
     expect(engineCalls).toEqual([]);
     expect(connection).toMatchObject({ flow_status: "EXPIRED", error_code: "flow_expired", flow_engine_state: null, flow_submission: null });
     expect(timeline.map((record) => [record.event.type, record.event.status])).toEqual([["login", "EXPIRED"]]);
+  });
+
+  it("hands the engine the flow's deadline, and a step it cut short ends EXPIRED, not with the wait's failure", async () => {
+    // Real time: the engine's deadline is on the real clock, 20 minutes after the flow began.
+    const began = new Date(Date.now() - 20 * minute + 50);
+    const cutShort = async (_target: unknown, deadline?: Deadline): Promise<StepOutcome> => {
+      await new Promise((resolve) => deadline!.signal.addEventListener("abort", resolve));
+      return { kind: "failure", errorCode: "site_unreachable", message: "the site did not answer before the step's deadline" };
+    };
+    const { core, connection } = setup({ flow_started_at: began.toISOString() }, () => new Date(), { start: cutShort });
+
+    await core.loginStep(input);
+
+    expect(connection).toMatchObject({ flow_status: "EXPIRED", error_code: "flow_expired" });
+  });
+
+  it("keeps a step's own failure when the deadline is still ahead", async () => {
+    const fails = async (): Promise<StepOutcome> => ({ kind: "failure", errorCode: "site_unreachable", message: "the site did not answer" });
+    const { core, connection } = setup({ flow_started_at: new Date().toISOString() }, () => new Date(), { start: fails });
+
+    await core.loginStep(input);
+
+    expect(connection).toMatchObject({ flow_status: "FAILED", error_code: "site_unreachable" });
   });
 });
 

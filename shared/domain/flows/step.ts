@@ -3,10 +3,9 @@ import { log } from "../../log.ts";
 import type { EngineState, LoginEngine, LoginTarget, StepOutcome, Submission } from "../../login/types.ts";
 import type { SecretBox } from "../../secrets/secret-box.ts";
 import type { Connection, ConnectionStore } from "../connection.ts";
-import { scaledMs, type FlowExecutionInput, type WorkflowTiming } from "../workflow.ts";
+import { scaledMs, type FlowExecutionInput, type FlowSignal, type WorkflowTiming } from "../workflow.ts";
 import { flowEnds, loginOutcomes, type FlowEndDeps, type LoginOutcomeDeps } from "./outcomes.ts";
 import { awaitingInput, awaitingInputIn, failed, inFlow, isInProgress, isSubmitted, sealContext } from "./state.ts";
-import type { FlowSignal } from "./submit.ts";
 
 /** How long a flow may wait for input, and live in all (api.md, Flow rules); scaled locally. */
 export const inputTimeoutSeconds = 10 * 60;
@@ -50,6 +49,11 @@ interface FlowDeadlines {
   flow: Deadline;
   /** A step a live browser holds: one invocation, which a Lambda runs for 15 minutes at most, waits out the flow's input. */
   browser: Deadline;
+  /**
+   * The same two for the engine's own waits (page loads, requests): in real time on the real clock,
+   * since a time scale (local runs, tests) shortens the flow's bookkeeping, not how long a site takes.
+   */
+  engine: { flow: Deadline; browser: Deadline };
 }
 
 type InputOutcome = Extract<StepOutcome, { kind: "input" }>;
@@ -62,9 +66,14 @@ export function loginStepCore(deps: LoginStepDeps) {
 
   function deadlinesOf(connection: Connection, now: Date): FlowDeadlines {
     const began = Date.parse(connection.flow_started_at ?? now.toISOString());
-    const browser = Deadline.at(began + scaledMs(browserFlowTimeoutSeconds, deps.timing), clockMs);
-    const flow = connection.browser_session_id ? browser : Deadline.at(began + scaledMs(flowTimeoutSeconds, deps.timing), clockMs);
-    return { flow, browser };
+    const limits = (deadlineAfter: (seconds: number) => Deadline) => {
+      const browser = deadlineAfter(browserFlowTimeoutSeconds);
+      return { browser, flow: connection.browser_session_id ? browser : deadlineAfter(flowTimeoutSeconds) };
+    };
+    return {
+      ...limits((seconds) => Deadline.at(began + scaledMs(seconds, deps.timing), clockMs)),
+      engine: limits((seconds) => Deadline.in(began + seconds * 1000 - now.getTime(), Date.now)),
+    };
   }
 
   async function open<T>(connection: Connection, flowId: string, purpose: "engine_state" | "submission", sealed: string): Promise<T> {
@@ -86,12 +95,17 @@ export function loginStepCore(deps: LoginStepDeps) {
   }
 
   /** Records a step's outcome: the flow's end, or its wait for input, which a live browser's page waits out in this invocation. */
-  async function follow(input: FlowExecutionInput, current: Connection, outcome: StepOutcome, deadlines: FlowDeadlines): Promise<LoginStepOutput> {
+  async function follow(input: FlowExecutionInput, current: Connection, outcome: StepOutcome, deadlines: FlowDeadlines, stepDeadline: Deadline): Promise<LoginStepOutput> {
     if (outcome.kind === "success") {
       await outcomes.succeed(current, inFlow(input.flow_id), outcome);
       return ended(input);
     }
     if (outcome.kind === "failure") {
+      // A step the flow's time limit cut short ran out of time, whatever the wait it was in said.
+      if (stepDeadline.passed) {
+        await outcomes.expire(current, input.flow_id, outcome.replayId ?? null);
+        return ended(input);
+      }
       await outcomes.fail(current, inFlow(input.flow_id), { ...failed(outcome.errorCode, outcome.message), replayId: outcome.replayId });
       return ended(input);
     }
@@ -123,9 +137,9 @@ export function loginStepCore(deps: LoginStepDeps) {
       if (answer === "expired") await outcomes.expire(waiting, input.flow_id, replayId);
       return ended(input);
     }
-    const next = await runStep(answer, input.flow_id, deadlines.browser, outcome.state);
+    const next = await runStep(answer, input.flow_id, deadlines.engine.browser, outcome.state);
     if (next === "no_submission") throw new Error("a submission read from the record went missing");
-    return follow(input, answer, next, deadlines);
+    return follow(input, answer, next, deadlines, deadlines.engine.browser);
   }
 
   /** `work`'s answer; should it fail, the live browser `state` holds is released first. */
@@ -177,9 +191,9 @@ export function loginStepCore(deps: LoginStepDeps) {
         await outcomes.expire(connection, input.flow_id);
         return ended(input);
       }
-      const outcome = await runStep(connection, input.flow_id, deadlines.flow);
+      const outcome = await runStep(connection, input.flow_id, deadlines.engine.flow);
       if (outcome === "no_submission") return inputWait(input, Date.parse(connection.flow_expires_at ?? "") - now.getTime());
-      return follow(input, connection, outcome, deadlines);
+      return follow(input, connection, outcome, deadlines, deadlines.engine.flow);
     },
   };
 }

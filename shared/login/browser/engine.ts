@@ -375,6 +375,8 @@ class LiveLogin {
    * after a reload, against the same address in a context without the session (loaded meanwhile).
    */
   private async learnEvidence(landed: Discovery, identifiers: string[]): Promise<{ evidence: SessionEvidence; postLoginUrl: string }> {
+    // The login has worked: a step near its deadline still learns its evidence, with each wait's own budget.
+    this.deadline = undefined;
     const url = this.page.url();
     const cookieNames = async (context: BrowserContext) => (await context.cookies(url)).map((cookie) => cookie.name);
     const afterFirst = await cookieNames(this.context);
@@ -384,8 +386,8 @@ class LiveLogin {
       try {
         const page = await context.newPage();
         const network = watchNetwork(page);
-        const response = await navigate(page, url, { timeoutMs: this.boundedMs(navigationTimeoutMs) });
-        await settle(page, network, this.boundedMs(loadSettleMs));
+        const response = await navigate(page, url, { timeoutMs: navigationTimeoutMs });
+        await settle(page, network, loadSettleMs);
         const found = await discover(page, null, []);
         const status = response?.status() ?? 200;
         const refused = refusalOf({ status, url: page.url(), body: found.html }, found.model, url) !== null;
@@ -395,7 +397,7 @@ class LiveLogin {
       }
     })().catch(() => null);
     const againLook = (async () => {
-      const response = await reload(this.page, { timeoutMs: this.boundedMs(navigationTimeoutMs) });
+      const response = await reload(this.page, { timeoutMs: navigationTimeoutMs });
       const found = await this.look(null, []);
       return { model: found.model, status: response?.status() ?? 200 };
     })().catch(() => null);

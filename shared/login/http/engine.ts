@@ -21,7 +21,7 @@ import {
 } from "../kernel.ts";
 import { parsePage, type PageModel } from "../page.ts";
 import { judgeProbe } from "../probe-verdict.ts";
-import { hostOf, scopeRefusal, type ScopePolicy } from "../../policy/scope.ts";
+import { hostOf, scopeRefusal, type TargetPolicy } from "../../policy/scope.ts";
 import { siteErrorOf, siteMessages } from "../site-message.ts";
 import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "../session.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence } from "../session-evidence.ts";
@@ -132,7 +132,7 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
       state.jar = serializeJar(jar);
       const answeredPost = request.method === "POST" && page.visited.length === 1 && page.visited[0] === request.url;
       return afterSubmit(state, jar, page, model, intent.kind !== "nothing", secrets, submitted, () =>
-        learnEvidence(target, jar, { page, model }, answeredPost, state.durableValues.identifier ? [state.durableValues.identifier] : [], deadline),
+        learnEvidence(target, jar, { page, model }, answeredPost, state.durableValues.identifier ? [state.durableValues.identifier] : []),
       );
     });
   }
@@ -147,11 +147,11 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     landed: Loaded,
     answeredPost: boolean,
     identifiers: string[],
-    deadline: Deadline | undefined,
   ): Promise<{ evidence: SessionEvidence; postLoginUrl: string }> {
-    // The login has worked by now: a page that cannot be fetched leaves less to learn, never a failed login.
+    // The login has worked by now: a page that cannot be fetched leaves less to learn, never a failed
+    // login. So the step's deadline no longer applies: a login near it still learns its evidence.
     const fetched = (cookies: CookieJar, url: string) =>
-      load(cookies, target, { url, deadline }, []).catch((error: unknown) => {
+      load(cookies, target, { url }, []).catch((error: unknown) => {
         if (error instanceof RefusedRequestError || error instanceof UnreachableError) return null;
         throw error;
       });
@@ -218,7 +218,7 @@ function deletedSessionCookie(jar: CookieJar, page: Page, postLoginUrl: string, 
 }
 
 /** The login page: `loginUrl`, or the domain's home page, or a sign-in link on either. */
-async function findLoginPage(target: LoginTarget, policy: ScopePolicy, load: (url: string) => Promise<Loaded>): Promise<LoginStep> {
+async function findLoginPage(target: LoginTarget, policy: TargetPolicy, load: (url: string) => Promise<Loaded>): Promise<LoginStep> {
   const entry = target.loginUrl ? await load(target.loginUrl) : await loadHomePage(target.domain, load);
   const entryStep = analyzeStep(entry.model, null);
   checkBlocked(entry, entryStep !== null);
@@ -243,7 +243,7 @@ async function loadHomePage(domain: string, load: (url: string) => Promise<Loade
   }
 }
 
-function signInLinks(model: PageModel, target: LoginTarget, policy: ScopePolicy): string[] {
+function signInLinks(model: PageModel, target: LoginTarget, policy: TargetPolicy): string[] {
   const scored = model.links
     .filter((link) => scopeRefusal(new URL(link.href), target, policy) === null && link.href !== model.url)
     .map((link) => ({ href: link.href, score: signInLinkRank(link) }))
