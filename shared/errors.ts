@@ -2,7 +2,7 @@
  * The 429 codes: each names the limit the caller ran into. A new limit adds its code here, and the
  * status table (shared/http/error-statuses.ts) then asks for its status.
  */
-export type TooManyRequestsCode = "too_many_streams";
+export type TooManyRequestsCode = "too_many_streams" | "rate_limited";
 
 /**
  * Every code an error answer of the API carries (docs/api.md lists them). Here, in a leaf, so the

@@ -68,7 +68,8 @@ const gatewayErrors = [
   { type: ResponseType.REQUEST_TOO_LARGE, ...answeredAs("payload_too_large"), message: "request body too large", retry: false },
   // The authorizer failed rather than refused: it could not read the key (the table unavailable).
   { type: ResponseType.AUTHORIZER_FAILURE, ...answeredAs("service_unavailable"), message: dependencyOutageMessage, retry: true },
-  { type: ResponseType.THROTTLED, statusCode: "429", code: "rate_limited", message: "too many requests", retry: true },
+  // API Gateway's own throttling of the account or the stage.
+  { type: ResponseType.THROTTLED, ...answeredAs("rate_limited"), message: "too many requests", retry: true },
   // Any other refusal of API Gateway's own (its status kept), so no answer of it lacks our body and headers.
   { type: ResponseType.DEFAULT_4XX, statusCode: undefined, code: "bad_request", message: "request refused by the API gateway", retry: false },
   { type: ResponseType.DEFAULT_5XX, statusCode: undefined, code: "internal_error", message: "internal error", retry: true },

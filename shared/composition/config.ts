@@ -1,5 +1,5 @@
 import { loadConfig, type Config } from "../config.ts";
-import type { TargetPolicy } from "../policy/targets.ts";
+import type { TargetPolicy } from "../policy/scope.ts";
 import type { WorkflowTiming } from "../domain/workflow.ts";
 
 let processConfig: Config | undefined;

@@ -5,8 +5,6 @@ import type { FlowGuard, FlowState } from "./flows/state.ts";
 import type { Page } from "./list-page.ts";
 import type { Profile } from "./profile.ts";
 
-export { flowSecretsCleared, noFlow, type FlowState } from "./flows/state.ts";
-
 export const connectionStatuses = ["AUTHENTICATED", "NEEDS_AUTH"] as const;
 
 export const browserTelemetryCategories = [

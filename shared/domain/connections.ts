@@ -3,7 +3,6 @@ import { errorFields, log } from "../log.ts";
 import {
   defaultSettings,
   existingConnection,
-  noFlow,
   toConnectionResource,
   type BrowserTelemetry,
   type Connection,
@@ -15,11 +14,11 @@ import {
 } from "./connection.ts";
 import { findCredential, type CredentialStore } from "./credential.ts";
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
-import { canceled, inFlow, isInProgress } from "./flows/state.ts";
+import { canceled, inFlow, isInProgress, noFlow } from "./flows/state.ts";
 import { isSsoProviderDomain, sameSite } from "../policy/scope.ts";
 import { newProfile, type Profile, type ProfileRef, type ProfileStore } from "./profile.ts";
 import { reauthRestored } from "./reauth.ts";
-import type { TargetPolicy } from "../policy/targets.ts";
+import type { TargetPolicy } from "../policy/scope.ts";
 import { checkLoginUrl, normalizeDomain } from "./target-fields.ts";
 import { executionName, startFirstExecution, type WorkflowEngine, type WorkflowTiming } from "./workflow.ts";
 

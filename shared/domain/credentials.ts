@@ -5,7 +5,7 @@ import { findCredential, toCredentialResource, type Credential, type CredentialF
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from "./errors.ts";
 import type { ConnectionStore } from "./connection.ts";
 import { credentialChanged } from "./reauth.ts";
-import type { TargetPolicy } from "../policy/targets.ts";
+import type { TargetPolicy } from "../policy/scope.ts";
 import { normalizeDomain } from "./target-fields.ts";
 
 export interface CredentialsCoreDeps {

@@ -1,4 +1,5 @@
-import { canonicalDomain, loginUrlRefusal, type TargetPolicy } from "../policy/targets.ts";
+import type { TargetPolicy } from "../policy/scope.ts";
+import { canonicalDomain, loginUrlRefusal } from "../policy/targets.ts";
 import { BadRequestError } from "./errors.ts";
 
 /** A target policy's refusal of a request field, as the 400 that names the field. */

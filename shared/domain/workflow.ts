@@ -17,6 +17,11 @@ export interface FlowExecutionInput {
   flow_id: string;
 }
 
+/** Answers to the resumable step waiting for input (SendTaskSuccess in Step Functions). */
+export interface FlowSignal {
+  resume(taskToken: string): Promise<void>;
+}
+
 /** Starts and stops the per-connection executions (Step Functions in AWS and locally). */
 export interface WorkflowEngine {
   executionArn(name: string): string;

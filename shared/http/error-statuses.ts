@@ -15,6 +15,7 @@ const errorStatuses = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   too_many_streams: 429,
+  rate_limited: 429,
   service_unavailable: 503,
 } as const satisfies Record<ErrorCode, number>;
 

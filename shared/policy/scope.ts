@@ -69,9 +69,9 @@ export function credentialHostRefusal(domain: string, url: URL): string | null {
   return `the stored credential saved for ${domain} is not typed on or sent to ${host}, which is outside that domain`;
 }
 
-/** What the deployment lets the engine reach beyond the target's own rules. */
-export interface ScopePolicy {
-  /** Local mode: test sites listen on any port. */
+/** What the deployment allows beyond the public web's rules, for targets and for what the engine reaches. */
+export interface TargetPolicy {
+  /** Local mode allows `localhost`, IP literals and any port, so test sites on 127.0.0.1 can be targets. */
   allowPrivateTargets: boolean;
 }
 
@@ -82,7 +82,7 @@ const webPorts = new Set(["80", "443"]);
  * that reaches only public sites talks to the web's own ports, not to whatever else a public host
  * exposes (an admin console, a database, a mail server).
  */
-export function portRefusal(url: URL, policy: ScopePolicy): string | null {
+export function portRefusal(url: URL, policy: TargetPolicy): string | null {
   // URL leaves `port` empty when it is the scheme's default (80 for http, 443 for https).
   if (policy.allowPrivateTargets || url.port === "" || webPorts.has(url.port)) return null;
   return `port ${url.port} is not 80 or 443, the only ports this deployment connects to`;
@@ -95,7 +95,7 @@ export interface TargetDomains {
 }
 
 /** Why the engine must not request `url` for this target, or null when it may. */
-export function scopeRefusal(url: URL, target: TargetDomains, policy: ScopePolicy): string | null {
+export function scopeRefusal(url: URL, target: TargetDomains, policy: TargetPolicy): string | null {
   if (url.protocol !== "http:" && url.protocol !== "https:") return `${url.protocol} links are not followed`;
   const portProblem = portRefusal(url, policy);
   if (portProblem) return `${url.host}: ${portProblem}`;

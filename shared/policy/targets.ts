@@ -1,11 +1,6 @@
 import { isIP } from "node:net";
 import { parse } from "tldts";
-import { portRefusal } from "./scope.ts";
-
-export interface TargetPolicy {
-  /** Local mode allows `localhost`, IP literals and any port, so test sites on 127.0.0.1 can be targets. */
-  allowPrivateTargets: boolean;
-}
+import { portRefusal, type TargetPolicy } from "./scope.ts";
 
 const hostLabel = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 

@@ -59,9 +59,12 @@ export function totpCode(secretBase32: string, at: Date = new Date(), options: T
 /** Whether `code` is the code of the window holding `at` or of the one before (a code typed just as it rolled over). */
 export function totpMatches(secretBase32: string, code: string, at: Date = new Date(), options: TotpOptions = {}): boolean {
   const settings = totpSettings(secretBase32, options);
+  const token = code.replace(/\s/g, "");
+  // The library compares bytes of equal length only: anything but the right number of digits is no code.
+  if (token.length !== settings.digits || !/^\d+$/.test(token)) return false;
   const timestamp = at.getTime();
   // The library's window of 1 also takes the next window's code, which an authenticator does not show yet.
-  const delta = TOTP.validate({ ...settings, token: code.replace(/\s/g, ""), timestamp, window: 1 });
+  const delta = TOTP.validate({ ...settings, token, timestamp, window: 1 });
   return delta === 0 || (delta === -1 && TOTP.counter({ period: settings.period, timestamp }) > 0);
 }
 

@@ -1,6 +1,5 @@
 import { ExecutionAlreadyExists, ExecutionDoesNotExist, InvalidToken, SendTaskSuccessCommand, StartExecutionCommand, StopExecutionCommand, TaskDoesNotExist, TaskTimedOut, type SFNClient } from "@aws-sdk/client-sfn";
-import type { FlowSignal } from "../domain/flows/submit.ts";
-import type { FlowExecutionInput, WorkflowEngine, WorkflowState } from "../domain/workflow.ts";
+import type { FlowExecutionInput, FlowSignal, WorkflowEngine, WorkflowState } from "../domain/workflow.ts";
 
 /** Executions are named, so an execution's ARN is known before it starts. */
 export function executionArn(stateMachineArn: string, name: string): string {

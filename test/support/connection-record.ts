@@ -1,4 +1,5 @@
-import { defaultSettings, noFlow, type Connection } from "#shared/domain/connection.ts";
+import { defaultSettings, type Connection } from "#shared/domain/connection.ts";
+import { noFlow } from "#shared/domain/flows/state.ts";
 
 /** A stored connection for in-memory tests of the cores: defaults, no flow, `overrides` on top. */
 export function connectionRecord(overrides: Partial<Connection> = {}): Connection {

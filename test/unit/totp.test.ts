@@ -66,6 +66,10 @@ describe("TOTP", () => {
     expect(totpMatches(secret, totpCode(secret, new Date(at.getTime() - 30_000)), at)).toBe(true);
     expect(totpMatches(secret, totpCode(secret, new Date(at.getTime() - 60_000)), at)).toBe(false);
     expect(totpMatches(secret, totpCode(secret, new Date(at.getTime() + 30_000)), at)).toBe(false);
+    // Not a code at all, the wrong length or one non-ASCII character: an answer, never an error.
+    expect(totpMatches(secret, "12345", at)).toBe(false);
+    expect(totpMatches(secret, "12345é", at)).toBe(false);
+    expect(totpMatches(secret, "abcdef", at)).toBe(false);
     expect(totpMatches(secret, "12345", at)).toBe(false);
     expect(totpMatches(secret, "", new Date(10_000))).toBe(false);
   });

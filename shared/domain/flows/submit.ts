@@ -3,12 +3,8 @@ import type { Submission } from "../../login/types.ts";
 import type { SecretBox } from "../../secrets/secret-box.ts";
 import { existingConnection, type ConnectionStore } from "../connection.ts";
 import { BadRequestError, ConflictError } from "../errors.ts";
+import type { FlowSignal } from "../workflow.ts";
 import { awaitingInputIn, isAwaitingInput, promptOf, sealContext, submitted } from "./state.ts";
-
-/** Answers to the resumable step waiting for input (SendTaskSuccess in Step Functions). */
-export interface FlowSignal {
-  resume(taskToken: string): Promise<void>;
-}
 
 export interface SubmitDeps {
   connections: ConnectionStore;
