@@ -4,17 +4,20 @@
  * once and passing it keeps each wait from working out its own budget from timestamps.
  */
 export class Deadline {
-  /** Aborts when the deadline passes: for APIs that take an `AbortSignal`. */
-  readonly signal: AbortSignal;
-
   /** Epoch milliseconds. */
   readonly at: number;
   private readonly clock: () => number;
+  private abortSignal: AbortSignal | undefined;
 
   private constructor(at: number, clock: () => number) {
     this.at = at;
     this.clock = clock;
-    this.signal = AbortSignal.timeout(Math.max(0, at - clock()));
+  }
+
+  /** Aborts when the deadline passes: for APIs that take an `AbortSignal`. Made on first use, as it holds a timer until then. */
+  get signal(): AbortSignal {
+    this.abortSignal ??= AbortSignal.timeout(this.remainingMs());
+    return this.abortSignal;
   }
 
   /** A deadline at epoch milliseconds `at`; `clock` is read for what remains (a test's clock, or `Date.now`). */
