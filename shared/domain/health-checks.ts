@@ -37,12 +37,16 @@ export interface ContinueAsNewTaskInput {
   execution_id: string;
 }
 
-export interface HealthCheckDeps {
+/** What asking a site whether a saved session still works takes: the record, the session, its sealed evidence, the probe. */
+export interface SessionCheckDeps {
   connections: ConnectionStore;
   engine: Pick<LoginEngine, "probe">;
   sessions: Pick<ProfileSessions, "load">;
   /** Opens the session evidence the probe looks for. */
   secrets: Pick<SecretBox, "open">;
+}
+
+export interface HealthCheckDeps extends SessionCheckDeps {
   timing: WorkflowTiming;
   timelineRetentionDays: number;
   now?: () => Date;

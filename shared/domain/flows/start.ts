@@ -1,21 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { noSessionIfTooLarge } from "../../archive/errors.ts";
-import type { LoginEngine } from "../../login/types.ts";
-import type { SecretBox } from "../../secrets/secret-box.ts";
-import { existingConnection, type Connection, type ConnectionStore } from "../connection.ts";
+import { existingConnection, type Connection } from "../connection.ts";
 import { NotFoundError } from "../errors.ts";
-import type { ProfileSessions } from "../profile-sessions.ts";
+import type { SessionCheckDeps } from "../health-checks.ts";
 import { openEvidence } from "../sealed-evidence.ts";
 import { scaledMs, startFirstExecution, type FlowExecutionInput, type WorkflowEngine, type WorkflowTiming } from "../workflow.ts";
 import { begun, isInProgress } from "./state.ts";
 import { flowTimeoutSeconds, loginTarget } from "./step.ts";
 
-export interface LoginRouteDeps {
-  connections: ConnectionStore;
-  engine: Pick<LoginEngine, "probe">;
-  sessions: Pick<ProfileSessions, "load">;
-  /** Opens the session evidence the probe looks for. */
-  secrets: Pick<SecretBox, "open">;
+export interface LoginRouteDeps extends SessionCheckDeps {
   workflow: WorkflowEngine;
   handoff: { issueHandoffCode(org: string, connectionId: string, expiresAt: string): Promise<string> };
   timing: Pick<WorkflowTiming, "timeScale">;
