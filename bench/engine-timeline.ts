@@ -9,6 +9,7 @@ import { launchLoginBrowser } from "#shared/login/browser/chromium.ts";
 import { discover } from "#shared/login/browser/discovery.ts";
 import { createBrowserLoginEngine } from "#shared/login/browser/engine.ts";
 import { startPolicyProxy } from "#shared/login/browser/network-policy-proxy.ts";
+import { Deadline } from "#shared/deadline.ts";
 import { settle, watchNetwork } from "#shared/login/browser/settle.ts";
 import type { FlowPrompt, LoginEngine, LoginTarget, Submission } from "#shared/login/types.ts";
 
@@ -196,7 +197,7 @@ export async function timedAnatomy(instrumented: InstrumentedEngine, target: Log
     await discover(page, null, []);
     const discoveryMs = performance.now() - discovering;
     const settling = performance.now();
-    await settle(page, watchNetwork(page), 5_000);
+    await settle(page, watchNetwork(page), Deadline.in(5_000));
     return { discoveryMs, quietSettleMs: performance.now() - settling };
   } finally {
     await instrumented.engine.release(form.state);

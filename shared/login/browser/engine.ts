@@ -271,8 +271,8 @@ class LiveLogin {
   }
 
   /** The settled page, analysed; a main document that did not come from the site ends the flow. */
-  private async look(chosenMfa: MfaType | null, secrets: readonly string[], budgetMs = loadSettleMs): Promise<Discovery> {
-    await settle(this.page, this.network, this.boundedMs(budgetMs));
+  private async look(chosenMfa: MfaType | null, secrets: readonly string[], settledBy = this.budget(loadSettleMs)): Promise<Discovery> {
+    await settle(this.page, this.network, settledBy);
     const failure = this.documentFailure();
     if (failure) throw failure;
     return discover(this.page, chosenMfa, secrets);
@@ -333,10 +333,10 @@ class LiveLogin {
    * gone and new session state (cookies, storage) or a page off the login pages.
    */
   private async decide(state: BrowserFlowState, answered: boolean, secrets: string[], before: Set<string>, urlBefore: string): Promise<StepOutcome> {
-    const answerBy = this.deadline?.within(answerWaitMs) ?? Deadline.in(answerWaitMs);
+    const answerBy = this.budget(answerWaitMs);
     const silentUntil = answerBy.within(silentRetryMs);
     for (;;) {
-      const found = await this.look(state.chosenMfa, secrets, Math.max(1, answerBy.remainingMs()));
+      const found = await this.look(state.chosenMfa, secrets, answerBy);
       const url = this.page.url();
       const siteError = siteErrorOf(found.messages);
       const step = found.step;
@@ -387,7 +387,7 @@ class LiveLogin {
         const page = await context.newPage();
         const network = watchNetwork(page);
         const response = await navigate(page, url, { timeoutMs: navigationTimeoutMs });
-        await settle(page, network, loadSettleMs);
+        await settle(page, network, Deadline.in(loadSettleMs));
         const found = await discover(page, null, []);
         const status = response?.status() ?? 200;
         const refused = refusalOf({ status, url: page.url(), body: found.html }, found.model, url) !== null;
@@ -419,9 +419,14 @@ class LiveLogin {
     return { page: { ...answer, url: this.page.url() }, model: found.model };
   }
 
-  /** `ms`, or what is left of the step's deadline when that is less (at least 1 ms: Playwright reads 0 as no limit). */
+  /** A wait of `ms` from now, or until the step's deadline when that comes first. */
+  private budget(ms: number): Deadline {
+    return this.deadline?.within(ms) ?? Deadline.in(ms);
+  }
+
+  /** The same in milliseconds, for Playwright's timeouts (at least 1: Playwright reads 0 as no limit). */
   private boundedMs(ms: number): number {
-    return this.deadline ? Math.max(1, Math.min(ms, this.deadline.remainingMs())) : ms;
+    return Math.max(1, this.budget(ms).remainingMs());
   }
 
   private now(): Date {

@@ -9,6 +9,7 @@ import type { LoginTarget, ProbeOutcome } from "../types.ts";
 import { openContextWithState } from "./browser-state.ts";
 import { navigate, NavigationError, unreachableReason } from "./chromium.ts";
 import { snapshotDom } from "./dom-snapshot.ts";
+import { Deadline } from "../../deadline.ts";
 import { settle, watchNetwork } from "./settle.ts";
 
 export interface OpenedBrowser {
@@ -76,7 +77,7 @@ export async function probeInBrowser(
     let rendered: Promise<{ html: string; model: PageModel }> | undefined;
     const render = () =>
       (rendered ??= (async () => {
-        await settle(page, network, settleBudgetMs);
+        await settle(page, network, Deadline.in(settleBudgetMs));
         const { html } = await snapshotDom(page, 0);
         return { html, model: parsePage(html, page.url()) };
       })());

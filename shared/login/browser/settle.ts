@@ -1,4 +1,5 @@
 import type { Page, Request } from "playwright-core";
+import type { Deadline } from "../../deadline.ts";
 
 /**
  * Waiting for a page to finish what it started (a load, a script's requests, a framework's render)
@@ -14,7 +15,7 @@ const pollMs = 50;
 
 export interface NetworkWatch {
   /** Resolves once no request has been open for a moment, or at the deadline. */
-  quiet(deadline: number): Promise<void>;
+  quiet(deadline: Deadline): Promise<void>;
 }
 
 /** Counts the page's open requests from now on. */
@@ -34,17 +35,17 @@ export function watchNetwork(page: Page): NetworkWatch {
   page.on("requestfailed", closed);
   return {
     async quiet(deadline) {
-      while (Date.now() < deadline && (open.size > 0 || Date.now() - lastChange < networkQuietMs)) {
-        await new Promise((resolve) => setTimeout(resolve, pollMs));
+      while (!deadline.passed && (open.size > 0 || Date.now() - lastChange < networkQuietMs)) {
+        await deadline.sleep(pollMs);
       }
     },
   };
 }
 
-/** The page loaded, its requests done and its DOM still, or the budget spent. */
-export async function settle(page: Page, network: NetworkWatch, budgetMs: number): Promise<void> {
-  const deadline = Date.now() + budgetMs;
-  const left = () => Math.max(1, deadline - Date.now());
+/** The page loaded, its requests done and its DOM still, or the deadline come. */
+export async function settle(page: Page, network: NetworkWatch, deadline: Deadline): Promise<void> {
+  // At least 1 ms: Playwright reads 0 as no limit.
+  const left = () => Math.max(1, deadline.remainingMs());
   // A page still loading, or navigated away meanwhile, is judged as it is at the deadline.
   await page.waitForLoadState("load", { timeout: left() }).catch(() => undefined);
   await network.quiet(deadline);
