@@ -58,7 +58,7 @@ export const noFlow: FlowState = {
 };
 
 /** What a flow holds while it runs (sealed values, its wait, its live browser); dropped when it ends, so no session or typed value outlives it. */
-export const flowSecretsCleared = { flow_engine_state: null, flow_submission: null, flow_task_token: null, browser_session_id: null } as const;
+const flowSecretsCleared = { flow_engine_state: null, flow_submission: null, flow_task_token: null, browser_session_id: null } as const;
 
 /** The status a flow has while it runs: the store's flow guards hold only while the record has it. */
 export const inProgress: FlowStatus = "IN_PROGRESS";
