@@ -105,7 +105,6 @@ export function createWebClient(options: NetworkOptions): WebClient {
         // As a browser writes it (no default port): Node would write "host:443" for TLS over http.request.
         setHost: false,
         headers: { host: url.host, ...headers },
-        timeout: timeoutMs,
         signal,
         createConnection: () => {
           options.onConnect?.(endpoint.address);
@@ -113,7 +112,8 @@ export function createWebClient(options: NetworkOptions): WebClient {
         },
       });
       outgoing.on("response", resolve);
-      outgoing.on("timeout", () => outgoing.destroy(new UnreachableError(`${endpoint.host} did not answer within ${timeoutMs} ms`)));
+      // Not the `timeout` option: with a socket of our own (`createConnection`) Node never arms it.
+      outgoing.setTimeout(timeoutMs, () => outgoing.destroy(new UnreachableError(`${endpoint.host} did not answer within ${timeoutMs} ms`)));
       outgoing.on("error", (error) =>
         reject(error instanceof UnreachableError ? error : new UnreachableError(`could not reach ${endpoint.host}: ${errorCode(error)}`, { cause: error })),
       );
