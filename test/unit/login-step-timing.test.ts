@@ -188,6 +188,18 @@ describe("a browser flow's step", () => {
     expect(engineCalls).toEqual(["start", "release"]);
   });
 
+  it("closes the browser when the submission cannot be opened, since the engine never takes the page back", async () => {
+    const { core, connection, engineCalls } = setup({}, started, { start: async () => (engineCalls.push("start"), heldPage()) });
+
+    const step = core.loginStep(input);
+    await awaitingInput(connection);
+    Object.assign(connection, { flow_step: "SUBMITTING", flow_submission: "sealed:{not a submission" });
+
+    expect(await step).toEqual({ ...input, next: "end" });
+    expect(engineCalls).toEqual(["start", "release"]);
+    expect(connection).toMatchObject({ flow_status: "FAILED", error_code: "internal_error" });
+  });
+
   it("closes the browser when the step fails on its way (the table is down), not only when the flow ends", async () => {
     const { core, store, engineCalls } = setup({}, started, { start: async () => (engineCalls.push("start"), heldPage()) });
     store.guardedUpdate = async () => {

@@ -86,7 +86,10 @@ export function loginStepCore(deps: LoginStepDeps) {
       if (!connection.flow_engine_state) return await deps.engine.start(loginTarget(connection), deadline);
       if (!connection.flow_submission) return "no_submission";
       const state = heldState ?? (await open<EngineState>(connection, flowId, "engine_state", connection.flow_engine_state));
-      const submission = await open<Submission>(connection, flowId, "submission", connection.flow_submission);
+      const sealedSubmission = connection.flow_submission;
+      const openSubmission = () => open<Submission>(connection, flowId, "submission", sealedSubmission);
+      // A held page that never reaches the engine is closed by nothing else.
+      const submission = heldState ? await releasingOnError(heldState, openSubmission) : await openSubmission();
       return await deps.engine.submit(loginTarget(connection), state, submission, { deadline });
     } catch (error) {
       log.error("login step failed", { connectionId: connection.id, flowId, error: error instanceof Error ? error.name : "unknown" });
