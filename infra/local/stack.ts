@@ -1,7 +1,6 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Server } from "node:http";
 import { localChromium, unpackedChromium } from "#shared/browsers/local-chromium.ts";
 import { provideLocalBrowsers } from "#shared/composition/browsers.ts";
 import { provideLocalLoginChromium } from "#shared/composition/login-engine.ts";
