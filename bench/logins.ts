@@ -232,7 +232,7 @@ async function checkableConnections(
     ids.map(async (id) => {
       expectStatus(await client.send("PATCH", `/auth/connections/${id}`, { health_checks: true }), 200, "turn health checks on");
       const connection = await store.get(localOrg, id);
-      const session = connection && (await profileSessions().load(localOrg, connection.profile_id));
+      const session = connection && (await profileSessions().load(localOrg, connection.profile_id))?.state;
       if (!connection?.post_login_url || !session) throw new Error(`connection ${id} has no saved session after its login`);
       const evidence = await openEvidence(secretBox(), connection);
       if (evidence?.basis !== "verified") throw new Error(`connection ${id}: its login learnt no evidence of a signed-in page`);

@@ -12,6 +12,8 @@ export const archives = perConfig((config): ArchiveBlobStore => {
   return {
     put: async (org, profileId, kind, body) => (await store()).put(org, profileId, kind, body),
     open: async (org, profileId, kind) => (await store()).open(org, profileId, kind),
+    etag: async (org, profileId, kind) => (await store()).etag(org, profileId, kind),
+    replace: async (org, profileId, kind, body, etag) => (await store()).replace(org, profileId, kind, body, etag),
     remove: async (org, profileId, kind) => (await store()).remove(org, profileId, kind),
   };
 });

@@ -2,14 +2,15 @@ import { ArchiveTooLargeError } from "../archive/errors.ts";
 import { countMetric, log } from "../log.ts";
 import { totpCode } from "../secrets/totp.ts";
 import { credentialFitsHost } from "../policy/scope.ts";
-import type { LoginEngine, StepOutcome } from "../login/types.ts";
+import type { LoginEngine, ProbeOutcome, StepOutcome } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
 import { timelineRecord, type Connection, type ConnectionStore } from "./connection.ts";
-import { loginOutcomes, type LoginOutcomeDeps } from "./flows/outcomes.ts";
+import { loginOutcomes, profileDomains, type LoginOutcomeDeps } from "./flows/outcomes.ts";
 import { failed } from "./flows/state.ts";
 import { loginTarget } from "./flows/step.ts";
-import type { ProfileSessions } from "./profile-sessions.ts";
+import type { ProfileSessions, SavedSession } from "./profile-sessions.ts";
 import { openEvidence } from "./sealed-evidence.ts";
+import { renewedSession } from "./session-renewal.ts";
 import { answerPrompt, credentialSent, maxUnverifiedReauths, reauthRateLimited, reauthStopped, secretsAsked, sessionStood, type ReauthBlock } from "./reauth.ts";
 import { executionName, nextCheckAt, type WorkflowEngine, type WorkflowState, type WorkflowTiming } from "./workflow.ts";
 
@@ -37,19 +38,22 @@ export interface ContinueAsNewTaskInput {
   execution_id: string;
 }
 
-/** What asking a site whether a saved session still works takes: the record, the session, its sealed evidence, the probe. */
+/**
+ * What asking a site whether a saved session still works takes: the record, the session (and saving
+ * back what the site renewed meanwhile), its sealed evidence, the probe.
+ */
 export interface SessionCheckDeps {
   connections: ConnectionStore;
   engine: Pick<LoginEngine, "probe">;
-  sessions: Pick<ProfileSessions, "load">;
+  sessions: Pick<ProfileSessions, "load" | "saveRenewed">;
   /** Opens the session evidence the probe looks for. */
   secrets: Pick<SecretBox, "open">;
+  now?: () => Date;
 }
 
 export interface HealthCheckDeps extends SessionCheckDeps {
   timing: WorkflowTiming;
   timelineRetentionDays: number;
-  now?: () => Date;
 }
 
 /** Only handing the loop to a new execution needs the engine. */
@@ -105,6 +109,26 @@ function loopNext(
  */
 type Check = { status: Connection["status"]; reauth: boolean; sessionStood?: boolean; error?: { code: string; message: string } };
 
+/**
+ * Asks the site whether the profile's `saved` session still works, and keeps what the site renewed
+ * while it answered: a check that found the session logged in, or saw no sign of its end on a page
+ * that cannot prove it, saves the session as the check left it back into the profile when it changed,
+ * unless the profile's session was saved again meanwhile (a newer login's is never replaced). A
+ * check that found the session ended, or could not ask, saves nothing. The health check and the
+ * login route's check of the session both ask through here.
+ */
+export async function checkSavedSession(deps: SessionCheckDeps, connection: Connection, postLoginUrl: string, saved: SavedSession): Promise<ProbeOutcome> {
+  const probe = await deps.engine.probe(loginTarget(connection), saved.state, postLoginUrl, await openEvidence(deps.secrets, connection));
+  if ((probe.state !== "logged_in" && probe.state !== "inconclusive") || !probe.session) return probe;
+  const renewed = renewedSession(saved.state, probe.session, (deps.now ?? (() => new Date()))());
+  if (!renewed) return probe;
+  // A renewal that cannot be kept leaves the session the check found: its verdict stands.
+  await deps.sessions
+    .saveRenewed(connection.org, connection.profile_id, await profileDomains(deps.connections, connection), saved, renewed)
+    .catch((error: unknown) => log.warn("the session the site renewed could not be saved", { connectionId: connection.id, error: error instanceof Error ? error.name : "unknown" }));
+  return probe;
+}
+
 /** The workflow's HealthCheck task state (functions/workflow/health-check.ts). */
 export function healthCheckCore(deps: HealthCheckDeps) {
   const clock = deps.now ?? (() => new Date());
@@ -122,9 +146,7 @@ export function healthCheckCore(deps: HealthCheckDeps) {
     if (session instanceof ArchiveTooLargeError) {
       return { status: "NEEDS_AUTH", reauth: connection.auto_reauth && connection.can_reauth, error: { code: "profile_archive_too_large", message: `the profile's saved session cannot be used: ${session.message}` } };
     }
-    const probe = session
-      ? await deps.engine.probe(loginTarget(connection), session, connection.post_login_url, await openEvidence(deps.secrets, connection))
-      : { state: "logged_out" as const, reason: "the profile holds no saved session" };
+    const probe = session ? await checkSavedSession(deps, connection, connection.post_login_url, session) : { state: "logged_out" as const, reason: "the profile holds no saved session" };
     if (probe.state === "logged_in") return { status: "AUTHENTICATED", reauth: false, sessionStood: true };
     if (probe.state === "unreachable") return { status: connection.status, reauth: false, error: { code: "site_unreachable", message: probe.reason } };
     // A page that proves nothing neither confirms the session nor ends it: the status stays as the login left it.

@@ -68,13 +68,24 @@ export interface ProfileStore {
   rename(org: string, id: string, name: string, now: string): Promise<RenameOutcome>;
   /** Only while no connection uses the profile. */
   remove(org: string, id: string): Promise<RemoveOutcome>;
-  /** Records a newly stored archive; undefined when the profile is gone. */
-  setArchive(org: string, id: string, archive: ArchiveRef): Promise<Profile | undefined>;
+  /**
+   * Records a newly stored archive; undefined when the profile is gone, or, given `replacing` (a
+   * `saved_at`), when the archive recorded is no longer the one saved then.
+   */
+  setArchive(org: string, id: string, archive: ArchiveRef, replacing?: string): Promise<Profile | undefined>;
 }
 
 /** Where archive bytes live (S3 in AWS, s3rver locally). */
 export interface ArchiveBlobStore {
   put(org: string, profileId: string, kind: ArchiveRef["kind"], body: Buffer): Promise<unknown>;
-  open(org: string, profileId: string, kind: ArchiveRef["kind"]): Promise<{ body: NodeJS.ReadableStream; size: number } | undefined>;
+  /** `etag`: which write of the object this is (S3's ETag). */
+  open(org: string, profileId: string, kind: ArchiveRef["kind"]): Promise<{ body: NodeJS.ReadableStream; size: number; etag: string } | undefined>;
+  /** The ETag of the object as stored now, or undefined when there is none. */
+  etag(org: string, profileId: string, kind: ArchiveRef["kind"]): Promise<string | undefined>;
+  /**
+   * Puts `body` only while the object stored is still the write `etag` names (S3's conditional
+   * write, If-Match); false when another write replaced it meanwhile.
+   */
+  replace(org: string, profileId: string, kind: ArchiveRef["kind"], body: Buffer, etag: string): Promise<boolean>;
   remove(org: string, profileId: string, kind: ArchiveRef["kind"]): Promise<void>;
 }

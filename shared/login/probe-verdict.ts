@@ -1,3 +1,4 @@
+import type { StorageState } from "../archive/storage-state.ts";
 import type { PageModel } from "./page.ts";
 import { judgeWithEvidence } from "./session-evidence.ts";
 import type { SessionEvidence } from "./types.ts";
@@ -37,4 +38,14 @@ export async function judgeProbe(seen: ProbeSighting, evidence: SessionEvidence 
   if (deleted) return { state: "logged_out", reason: `the site deleted the session cookie ${deleted}` };
   const model = await seen.model();
   return judgeWithEvidence(evidence, () => model);
+}
+
+/**
+ * The verdict with the session as the check left it, for the domain to save back what the site
+ * renewed: only a check that found the session logged in, or saw no sign of its end, can have been
+ * handed a renewal; one that found it ended, or could not ask, keeps nothing of its visit.
+ */
+export async function withSessionLeft(outcome: ProbeOutcome, left: () => Promise<StorageState>): Promise<ProbeOutcome> {
+  if (outcome.state !== "logged_in" && outcome.state !== "inconclusive") return outcome;
+  return { ...outcome, session: await left() };
 }

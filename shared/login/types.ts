@@ -209,13 +209,18 @@ export type StepOutcome =
       replayId?: string | null;
     };
 
+/**
+ * `session` (logged in or inconclusive only): the session as the check left it, for a site that
+ * renews its session as its pages load (a rotated refresh token, a sliding expiry). Absent when the
+ * check cannot have changed it (no answer set a cookie).
+ */
 export type ProbeOutcome =
-  | { state: "logged_in" }
+  | { state: "logged_in"; session?: StorageState }
   | { state: "logged_out"; reason: string }
   /** The site could not be asked (network, 5xx, 429, a 404 or another error answer but 401/403): the session's state is unknown, not lost. */
   | { state: "unreachable"; reason: string }
   /** The page shows nothing that tells a working session from none (its evidence is `unverifiable`). */
-  | { state: "inconclusive"; reason: string };
+  | { state: "inconclusive"; reason: string; session?: StorageState };
 
 /** What bounds one step: the credential's domain for a re-auth (values typed only there), and the flow's deadline. */
 export interface StepOptions {

@@ -1,4 +1,4 @@
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, PutObjectCommand, S3ServiceException, type S3Client } from "@aws-sdk/client-s3";
 import { Readable } from "node:stream";
 import type { StoredArchiveKind } from "#shared/archive/validate.ts";
 
@@ -17,7 +17,12 @@ export interface ArchiveStore {
    * make multipart uploads, which would not).
    */
   put(org: string, profileId: string, kind: StoredArchiveKind, body: Readable, contentLength: number): Promise<StoredArchive>;
-  open(org: string, profileId: string, kind: StoredArchiveKind): Promise<{ body: Readable; size: number } | undefined>;
+  /** `etag`: which write of the object this is. */
+  open(org: string, profileId: string, kind: StoredArchiveKind): Promise<{ body: Readable; size: number; etag: string } | undefined>;
+  /** The object's ETag as stored now, or undefined when there is none. */
+  etag(org: string, profileId: string, kind: StoredArchiveKind): Promise<string | undefined>;
+  /** Puts `body` only while the object is still the write `etag` names (If-Match); false when another write replaced it. */
+  replace(org: string, profileId: string, kind: StoredArchiveKind, body: Buffer, etag: string): Promise<boolean>;
   /** Succeeds whether or not the archive exists. */
   remove(org: string, profileId: string, kind: StoredArchiveKind): Promise<void>;
 }
@@ -42,14 +47,14 @@ export function keySegment(value: string, what: string): string {
 }
 
 /** The object's body as a stream with its length, or undefined when there is no such object. */
-export async function openObject(s3: S3Client, bucket: string, Key: string): Promise<{ body: Readable; size: number } | undefined> {
+export async function openObject(s3: S3Client, bucket: string, Key: string): Promise<{ body: Readable; size: number; etag: string } | undefined> {
   try {
-    const { Body, ContentLength } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key }));
-    if (!(Body instanceof Readable) || ContentLength === undefined) {
+    const { Body, ContentLength, ETag } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key }));
+    if (!(Body instanceof Readable) || ContentLength === undefined || ETag === undefined) {
       if (Body instanceof Readable) Body.destroy();
-      throw new Error(`S3 returned no streamed body with a length for ${Key}`);
+      throw new Error(`S3 returned no streamed body with a length and an ETag for ${Key}`);
     }
-    return { body: Body, size: ContentLength };
+    return { body: Body, size: ContentLength, etag: ETag };
   } catch (error) {
     if (error instanceof NoSuchKey) return undefined;
     throw error;
@@ -75,6 +80,28 @@ export function s3ArchiveStore(s3: S3Client, bucket: string): ArchiveStore {
 
     open(org, profileId, kind) {
       return openObject(s3, bucket, objectKey(org, profileId, kind));
+    },
+
+    async etag(org, profileId, kind) {
+      try {
+        return (await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: objectKey(org, profileId, kind) }))).ETag;
+      } catch (error) {
+        if (error instanceof NotFound) return undefined;
+        throw error;
+      }
+    },
+
+    async replace(org, profileId, kind, body, etag) {
+      const Key = objectKey(org, profileId, kind);
+      const put = new PutObjectCommand({ Bucket: bucket, Key, Body: body, ContentLength: body.byteLength, ContentType: contentTypes[kind], IfMatch: etag });
+      try {
+        await s3.send(put, { requestTimeout: uploadTimeoutMs });
+        return true;
+      } catch (error) {
+        // 412: the object is another write now; 409: a write of it raced this one; 404: it was removed. This one is not wanted then.
+        if (error instanceof S3ServiceException && [404, 409, 412].includes(error.$metadata.httpStatusCode ?? 0)) return false;
+        throw error;
+      }
     },
 
     async remove(org, profileId, kind) {

@@ -142,15 +142,15 @@ export function dynamoProfileStore(db: DynamoDBDocumentClient, tableName: string
       throw new Error(`profile '${id}' kept changing while it was being deleted`);
     },
 
-    async setArchive(org, id, archive) {
+    async setArchive(org, id, archive, replacing) {
       const result = await unlessConditionFails(db.send(new UpdateCommand({
         TableName: tableName,
         Key: keys.profile(org, id),
         UpdateExpression: "SET #archive = :archive, updated_at = :now",
-        // Guard: never resurrect a deleted profile as a partial item.
-        ConditionExpression: "attribute_exists(pk)",
+        // Guard: never resurrect a deleted profile as a partial item, nor replace an archive saved since the one `replacing` names.
+        ConditionExpression: replacing === undefined ? "attribute_exists(pk)" : "attribute_exists(pk) AND #archive.saved_at = :replacing",
         ExpressionAttributeNames: { "#archive": "archive" },
-        ExpressionAttributeValues: { ":archive": archive, ":now": archive.saved_at },
+        ExpressionAttributeValues: { ":archive": archive, ":now": archive.saved_at, ...(replacing === undefined ? {} : { ":replacing": replacing }) },
         ReturnValues: "ALL_NEW",
       })));
       return result?.Attributes ? withoutKeys<Profile>(result.Attributes) : undefined;

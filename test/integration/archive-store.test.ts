@@ -96,6 +96,24 @@ describe("profile archives on s3rver", () => {
     expect(opened && (await sha256Of(opened.body))).toBe(archive.sentSha256());
   });
 
+  it("names which write an archive is: open and etag answer the last put's ETag, and replace puts over it", async () => {
+    const org = uniqueOrg();
+    const profileId = newId("pr");
+    const missing = await store.etag(org, profileId, "tar.zst");
+    const first = await store.put(org, profileId, "tar.zst", Buffer.from("first"));
+
+    const opened = await store.open(org, profileId, "tar.zst");
+    opened?.body.resume();
+    const replaced = await store.replace(org, profileId, "tar.zst", Buffer.from("second"), first.etag);
+    const after = await store.open(org, profileId, "tar.zst");
+
+    expect(missing).toBeUndefined();
+    expect(opened?.etag).toBe(first.etag);
+    expect(replaced).toBe(true);
+    expect(await store.etag(org, profileId, "tar.zst")).not.toBe(first.etag);
+    expect(after && (await buffer(after.body)).toString()).toBe("second");
+  });
+
   it("opens a missing archive as undefined", async () => {
     const org = uniqueOrg();
 

@@ -76,6 +76,6 @@ describe("a stored profile archive that decompresses past the cap", () => {
     const saved = await sessions.save(org, { id: connection.profileId, name: "p" }, ["cap.example.com"], aStorageState());
 
     expect(saved).toBe(true);
-    expect(await sessions.load(org, connection.profileId)).toEqual(aStorageState());
+    expect((await sessions.load(org, connection.profileId))?.state).toEqual(aStorageState());
   });
 });

@@ -123,7 +123,16 @@ async function loggedInConnection(org: string, engine: LoginEngine) {
     timelineRetentionDays: core.config.TIMELINE_RETENTION_DAYS,
     secrets: secretBox(core.config),
   };
-  const checks = healthCheckCore({ ...deps, sessions: { load: async () => realSuccess.session } });
+  const saved = { state: realSuccess.session, kind: "tar.zst" as const, etag: '"as-logged-in"' };
+  const checks = healthCheckCore({
+    ...deps,
+    sessions: {
+      load: async () => saved,
+      saveRenewed: async () => {
+        throw new Error("a save-back the test did not plan: its engine renews nothing");
+      },
+    },
+  });
   const reauths = reauthCore({ ...deps, sessions: profileSessions(core.config), credentials: credentials(core.config) });
   const input: HealthCheckTaskInput = { org, connection_id: created.id, generation: 0, iteration: 0, execution_id: executionId, execution_started_at: new Date().toISOString() };
   return {

@@ -34,12 +34,12 @@ describe("session evidence learnt at login and looked for by the probe", () => {
     const probe = () => engine.probe(target(shape), success.session, success.postLoginUrl, success.evidence);
 
     expect(success.evidence.basis).toBe("verified");
-    expect(await probe()).toEqual({ state: "logged_in" });
+    expect(await probe()).toMatchObject({ state: "logged_in" });
     sites.endSessions(shape);
 
     expect(await probe()).toMatchObject({ state: "logged_out" });
     // Without evidence (a login from before it was learnt) the same page passes: a 200 with no password form.
-    expect(await engine.probe(target(shape), success.session, success.postLoginUrl, null)).toEqual({ state: "logged_in" });
+    expect(await engine.probe(target(shape), success.session, success.postLoginUrl, null)).toMatchObject({ state: "logged_in" });
   });
 
   it("keeps what names the account only as salted hashes, and never a password or cookie value", async () => {

@@ -79,6 +79,12 @@ export function flowEnds(deps: FlowEndDeps) {
   };
 }
 
+/** The domains of the profile's connections, which its archive's manifest lists. */
+export async function profileDomains(connections: ConnectionStore, connection: Connection): Promise<string[]> {
+  const page = await connections.list({ org: connection.org, scope: { kind: "profile", profileId: connection.profile_id }, offset: 0, limit: 100 });
+  return [...new Set([connection.domain, ...page.items.map((item) => item.domain)])].sort();
+}
+
 /**
  * The end of a login or re-auth: success saves the session into the profile and the durable
  * values into the linked credential; either way the record and its timeline say how it ended.
@@ -87,11 +93,6 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
   const clock = deps.now ?? (() => new Date());
   const ends = flowEnds(deps);
   const timeline = ends.timeline;
-
-  async function profileDomains(connection: Connection): Promise<string[]> {
-    const page = await deps.connections.list({ org: connection.org, scope: { kind: "profile", profileId: connection.profile_id }, offset: 0, limit: 100 });
-    return [...new Set([connection.domain, ...page.items.map((item) => item.domain)])].sort();
-  }
 
   /**
    * The credential the login leaves linked, if any, and whether the link moves to it. Asked to save,
@@ -144,7 +145,7 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
       outcome: Extract<StepOutcome, { kind: "success" }>,
       changes: Partial<Connection> = {},
     ): Promise<boolean> {
-      const saved = await deps.sessions.save(connection.org, { id: connection.profile_id, name: connection.profile_name }, await profileDomains(connection), outcome.session);
+      const saved = await deps.sessions.save(connection.org, { id: connection.profile_id, name: connection.profile_name }, await profileDomains(deps.connections, connection), outcome.session);
       if (!saved) return false;
       const { credential, relink } = await saveCredential(connection, outcome.durableValues, outcome.typedHosts ?? {});
       const reason = canReauthReason(outcome.requirements, credential !== undefined, credential?.hasTotpSecret ?? false, Boolean(connection.credential?.provider));

@@ -2,11 +2,10 @@ import { randomBytes } from "node:crypto";
 import { noSessionIfTooLarge } from "../../archive/errors.ts";
 import { existingConnection, type Connection } from "../connection.ts";
 import { NotFoundError } from "../errors.ts";
-import type { SessionCheckDeps } from "../health-checks.ts";
-import { openEvidence } from "../sealed-evidence.ts";
+import { checkSavedSession, type SessionCheckDeps } from "../health-checks.ts";
 import { scaledMs, startFirstExecution, type FlowExecutionInput, type WorkflowEngine, type WorkflowTiming } from "../workflow.ts";
 import { begun, isInProgress } from "./state.ts";
-import { flowTimeoutSeconds, loginTarget } from "./step.ts";
+import { flowTimeoutSeconds } from "./step.ts";
 
 export interface LoginRouteDeps extends SessionCheckDeps {
   workflow: WorkflowEngine;
@@ -14,7 +13,6 @@ export interface LoginRouteDeps extends SessionCheckDeps {
   timing: Pick<WorkflowTiming, "timeScale">;
   /** `PUBLIC_BASE_URL`: where the service is reached, over the base URL each request was made to. */
   publicBaseUrl?: string;
-  now?: () => Date;
 }
 
 export interface LoginResponse {
@@ -67,8 +65,7 @@ export function loginRouteCore(deps: LoginRouteDeps) {
     if (connection.login_engine === "browser") return false;
     const session = await deps.sessions.load(connection.org, connection.profile_id).catch(noSessionIfTooLarge);
     if (!session) return false;
-    const probe = await deps.engine.probe(loginTarget(connection), session, connection.post_login_url, await openEvidence(deps.secrets, connection));
-    return probe.state === "logged_in";
+    return (await checkSavedSession(deps, connection, connection.post_login_url, session)).state === "logged_in";
   }
 
   return {

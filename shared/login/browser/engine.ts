@@ -363,10 +363,11 @@ class LiveLogin {
   }
 
   private async succeed(state: BrowserFlowState, landed: Discovery): Promise<StepOutcome> {
-    // Captured before the evidence pages load: a reload may rotate or drop what the login set.
+    const learnt = await this.learnEvidence(landed, state.durableValues.identifier ? [state.durableValues.identifier] : []);
+    // Captured after the evidence reload, the service's last load of the signed-in page: an app that
+    // renews its session on every load (a rotated refresh token) has spent what the login set.
     const session = await captureBrowserState(this.context);
     this.keepOutOfReplay(storedSecrets(browserStateValues(session)));
-    const learnt = await this.learnEvidence(landed, state.durableValues.identifier ? [state.durableValues.identifier] : []);
     return successOutcome(state, session, learnt, "browser");
   }
 

@@ -2,11 +2,11 @@ import type { Browser, Page, Response } from "playwright-core";
 import type { StorageState } from "../../archive/storage-state.ts";
 import { pathOf, refusalOf } from "../kernel.ts";
 import { parsePage, type PageModel } from "../page.ts";
-import { judgeProbe } from "../probe-verdict.ts";
+import { judgeProbe, withSessionLeft } from "../probe-verdict.ts";
 import { hostOf, isWithin } from "../../policy/scope.ts";
 import type { SessionEvidence } from "../types.ts";
 import type { LoginTarget, ProbeOutcome } from "../types.ts";
-import { openContextWithState } from "./browser-state.ts";
+import { captureBrowserState, openContextWithState } from "./browser-state.ts";
 import { navigate, NavigationError, unreachableReason } from "./chromium.ts";
 import { snapshotDom } from "./dom-snapshot.ts";
 import { Deadline } from "../../deadline.ts";
@@ -82,7 +82,7 @@ export async function probeInBrowser(
         return { html, model: parsePage(html, page.url()) };
       })());
     const status = response?.status() ?? 200;
-    return await judgeProbe(
+    const verdict = await judgeProbe(
       {
         status,
         retryAfter: (await response?.headerValue("retry-after")) != null,
@@ -103,6 +103,8 @@ export async function probeInBrowser(
       },
       evidence,
     );
+    // What the app renewed while it loaded (a rotated token, a sliding expiry) is in the browser now.
+    return await withSessionLeft(verdict, () => captureBrowserState(context));
   } finally {
     await opened.close();
   }

@@ -20,7 +20,7 @@ import {
   type StepProgress,
 } from "../kernel.ts";
 import { parsePage, type PageModel } from "../page.ts";
-import { judgeProbe } from "../probe-verdict.ts";
+import { judgeProbe, withSessionLeft } from "../probe-verdict.ts";
 import { hostOf, scopeRefusal, type TargetPolicy } from "../../policy/scope.ts";
 import { siteErrorOf, siteMessages } from "../site-message.ts";
 import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "../session.ts";
@@ -180,16 +180,21 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     let page: Page;
     let model: PageModel | null = null;
     const jar = storageStateToJar(session);
+    // Only a check whose answers set cookies can have renewed the session.
+    let setCookies = false;
     try {
       page = await web.fetchPage(jar, target, postLoginUrl);
       // Only a page that may navigate by itself is parsed for where it goes.
-      if (navigatesByItself.test(page.body)) ({ page, model } = await load(jar, target, { url: page.url }, []));
+      if (navigatesByItself.test(page.body)) {
+        setCookies ||= mayHaveSetCookies(page);
+        ({ page, model } = await load(jar, target, { url: page.url }, []));
+      }
     } catch (error) {
       if (error instanceof RefusedRequestError || error instanceof UnreachableError) return { state: "unreachable", reason: error.message };
       throw error;
     }
     const answered = page;
-    return judgeProbe(
+    const verdict = await judgeProbe(
       {
         status: answered.status,
         retryAfter: answered.headers["retry-after"] !== undefined,
@@ -200,6 +205,8 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
       },
       evidence,
     );
+    setCookies ||= mayHaveSetCookies(answered);
+    return setCookies ? withSessionLeft(verdict, async () => jarToStorageState(jar, session.origins)) : verdict;
   }
 
   // Nothing outlives a step: the whole flow is in the state.
@@ -210,9 +217,14 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
   return { start, submit, probe, release };
 }
 
+/** Whether the answer, or a redirect on its way, may have set cookies. */
+function mayHaveSetCookies(page: Page): boolean {
+  return page.visited.length > 1 || page.headers["set-cookie"] !== undefined;
+}
+
 /** A session cookie of `names` the answer deleted (or let expire); only an answer that set cookies or redirected can have. */
 function deletedSessionCookie(jar: CookieJar, page: Page, postLoginUrl: string, names: readonly string[]): string | null {
-  if (names.length === 0 || (page.visited.length === 1 && !page.headers["set-cookie"])) return null;
+  if (names.length === 0 || !mayHaveSetCookies(page)) return null;
   const kept = new Set(jar.getCookiesSync(postLoginUrl).map((cookie) => cookie.key));
   return names.find((name) => !kept.has(name)) ?? null;
 }
