@@ -117,7 +117,9 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
         if (choice.mfaType) state.chosenMfa = choice.mfaType;
         if (choice.provider) state.ssoProvider = choice.provider;
         if (choice.url !== undefined) request = { url: choice.url, referer: plan.pageUrl };
-        else {
+        else if (choice.form === undefined) {
+          throw browserMayHelp(new FlowFailure("unsupported_auth_method", `"${choice.label}" on ${pathOf(plan.pageUrl)} is pressed through the page's script, which only a browser runs`));
+        } else {
           // Values typed beside a choice go with it when the choice belongs to the same form.
           const values = choice.form === plan.fieldForm ? intent.values : {};
           recordFields(state, values, secrets, hostOf(new URL(plan.pageUrl)), totpCodeFields);
