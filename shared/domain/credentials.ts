@@ -214,11 +214,12 @@ export function credentialsCore(deps: CredentialsCoreDeps) {
      * credential `name` when the org has none, otherwise merges the values into it, but only into a
      * credential of that same domain (undefined when the name belongs to another domain's: nothing
      * is written). Concurrent saves each land: a create that loses the name race merges into the
-     * winner, and merges are version-guarded.
+     * winner, and merges are version-guarded. `ssoProvider`, when given, is the identity provider the
+     * values were typed at: the credential signs in through it.
      */
     async saveFromLogin(
       org: string,
-      input: { name: string; domain: string; values: Record<string, string> },
+      input: { name: string; domain: string; values: Record<string, string>; ssoProvider?: string | null },
     ): Promise<{ id: string; name: string; hasTotpSecret: boolean } | undefined> {
       for (let pass = 1; pass <= maxSavePasses; pass++) {
         const existingId = await deps.credentials.findByName(org, input.name);
@@ -231,12 +232,13 @@ export function credentialsCore(deps: CredentialsCoreDeps) {
             ...current,
             updated_at: clock().toISOString(),
             ...(await changeValues(org, current, { merge: input.values })),
+            ...(input.ssoProvider ? { sso_provider: normalizeSsoProvider(input.ssoProvider) } : {}),
           }));
           if (result.outcome === "updated") {
             return { id: existingId, name: result.credential.name, hasTotpSecret: Boolean(result.credential.sealed_totp_secret) };
           }
         } else {
-          const credential = await newCredential(org, { ...input, totpSecret: null, ssoProvider: null });
+          const credential = await newCredential(org, { ...input, totpSecret: null, ssoProvider: normalizeSsoProvider(input.ssoProvider) });
           if (await deps.credentials.insert(org, credential)) return { id: credential.id, name: credential.name, hasTotpSecret: false };
         }
       }

@@ -211,7 +211,7 @@ export function reauthCore(deps: ReauthDeps) {
         if ("blocked" in answer) return { kind: "blocked", reason: answer.blocked };
         // A step answered by a choice (the identity provider's button) sends none of the secrets its form asks for.
         if (answer.submission.field_values) for (const secret of asked) sent.secrets.add(secret);
-        outcome = await deps.engine.submit(target, outcome.state, answer.submission, { credentialDomain: credential.domain });
+        outcome = await deps.engine.submit(target, outcome.state, answer.submission, { credentialDomain: credential.domain, totpCodeFields: answer.totpCodeFields });
       }
       if (outcome.kind === "failure" && outcome.errorCode === "credential_domain_mismatch") {
         return { kind: "misplaced", credentialId: credential.id, message: outcome.message };

@@ -1,4 +1,6 @@
+import { readSubmission } from "../login/submission.ts";
 import type { CanonicalField, FlowPrompt, LoginRequirement, Submission } from "../login/types.ts";
+import { totpMatches } from "../secrets/totp.ts";
 import type { Connection, ConnectionStore, RejectedCredential } from "./connection.ts";
 import { hasFailed } from "./flows/state.ts";
 import { scaledMs, type WorkflowTiming } from "./workflow.ts";
@@ -30,7 +32,13 @@ export interface StoredCredential {
   ssoProvider?: string | null;
 }
 
-export function answerPrompt(prompt: FlowPrompt, credential: StoredCredential): { submission: Submission } | { blocked: ReauthBlock } {
+/**
+ * A re-auth's answer to a prompt: the submission, and the code boxes that named no channel which it
+ * answered from the TOTP secret (StepOptions.totpCodeFields), or what blocks it.
+ */
+export type PromptAnswer = { submission: Submission; totpCodeFields?: string[] } | { blocked: ReauthBlock };
+
+export function answerPrompt(prompt: FlowPrompt, credential: StoredCredential): PromptAnswer {
   const ssoProvider = credential.ssoProvider?.toLowerCase();
   if (ssoProvider && prompt.pending_sso_buttons.some((button) => button.provider === ssoProvider)) {
     return { submission: { sso_provider: ssoProvider } };
@@ -48,25 +56,29 @@ export function answerPrompt(prompt: FlowPrompt, credential: StoredCredential): 
   return { blocked: "requires_external_action" };
 }
 
-function fillFields(prompt: FlowPrompt, credential: StoredCredential): { submission: Submission } | { blocked: ReauthBlock } {
+function fillFields(prompt: FlowPrompt, credential: StoredCredential): PromptAnswer {
   const values = credential.values;
   const fieldValues: Record<string, string> = {};
+  const totpCodeFields: string[] = [];
   for (const field of prompt.fields) {
     let value: string | undefined;
     if (field.type === "totp_code") {
       if (!credential.totpCode) return { blocked: "requires_totp_without_secret" };
       value = credential.totpCode();
     } else if (field.type === "code") {
-      const channel = prompt.discovered_fields.find((discovered) => discovered.selector === field.observed_selector)?.linked_mfa_type;
+      const channel = channelOf(prompt, field);
       if (channel === "sms" || channel === "call") return { blocked: "requires_sms_code" };
       if (channel === "email") return { blocked: "requires_email_code" };
-      return { blocked: "requires_external_action" };
+      // A code box that does not say where its code comes from takes the authenticator's, when there is a secret for it.
+      if (channel || !credential.totpCode) return { blocked: "requires_external_action" };
+      value = credential.totpCode();
+      totpCodeFields.push(field.id);
     } else if (field.type === "identifier") value = values.identifier ?? values[field.ref] ?? values.email ?? values.username;
     else value = values[field.ref] ?? values[field.id];
     if (value !== undefined) fieldValues[field.id] = value;
     else if (field.required) return { blocked: "no_credential" };
   }
-  return { submission: { field_values: fieldValues } };
+  return { submission: { field_values: fieldValues }, ...(totpCodeFields.length > 0 ? { totpCodeFields } : {}) };
 }
 
 /** The authenticator app when there is a secret for it; otherwise the reason no method can be answered. */
@@ -118,11 +130,44 @@ export function rateLimitRetryAt(now: Date, retryAfterSeconds: number | null | u
   return new Date(now.getTime() + scaledMs(seconds, timing)).toISOString();
 }
 
+/** The channel the page named for a code field, or null when it named none. */
+function channelOf(prompt: FlowPrompt, field: CanonicalField) {
+  return prompt.discovered_fields.find((discovered) => discovered.selector === field.observed_selector)?.linked_mfa_type ?? null;
+}
+
+/** The values `submission` gives the code boxes of `prompt` that do not say their channel, by field id. */
+export function unnamedCodeValues(prompt: FlowPrompt, submission: Submission): Record<string, string> {
+  const intent = readSubmission(prompt, submission);
+  if ("problem" in intent || intent.kind === "nothing") return {};
+  return Object.fromEntries(
+    prompt.fields.flatMap((field) => {
+      const value = intent.values[field.id];
+      return field.type === "code" && channelOf(prompt, field) === null && value ? [[field.id, value]] : [];
+    }),
+  );
+}
+
+/**
+ * Of those code values, the fields whose value is the current code of `totpSecret` (a person typed
+ * what their authenticator shows for the linked credential): TOTP codes.
+ */
+export function totpCodeFields(codes: Record<string, string>, totpSecret: string, at = new Date()): string[] {
+  return Object.entries(codes)
+    .filter(([, value]) => totpMatches(totpSecret, value, at))
+    .map(([id]) => id);
+}
+
 const secretFieldTypes: ReadonlySet<CanonicalField["type"]> = new Set(["password", "totp_code"]);
 
-/** The secret kinds a prompt asks for: a re-auth answers each once, as a second ask means the site refused it. */
+/**
+ * The secret kinds a prompt asks for: a re-auth answers each once, as a second ask means the site
+ * refused it. A code box that names no channel asks for the TOTP code a re-auth would answer it with.
+ */
 export function secretsAsked(prompt: FlowPrompt): string[] {
-  return prompt.fields.filter((field) => secretFieldTypes.has(field.type)).map((field) => field.type);
+  return prompt.fields.flatMap((field) => {
+    if (secretFieldTypes.has(field.type)) return [field.type];
+    return field.type === "code" && channelOf(prompt, field) === null ? ["totp_code"] : [];
+  });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { slug, uniqueId } from "./fields.ts";
-import { signOutWords, xpathOf, type Control, type Form, type Link, type PageModel } from "./page.ts";
+import { isFragmentOnly, signOutWords, xpathOf, type Control, type Form, type Link, type PageModel } from "./page.ts";
 import { ssoProviderOfHost } from "../policy/scope.ts";
 import type { Choice, MfaType } from "./types.ts";
 
@@ -7,8 +7,11 @@ import type { Choice, MfaType } from "./types.ts";
 
 export type ChoiceType = Choice["type"];
 
-/** How to act on a choice: submit a form with extra name=value pairs, or follow a link. */
-export type ChoiceAction = { form: Form; pairs: Array<[string, string]>; button: Control | null } | { url: string };
+/**
+ * How to act on a choice: submit a form with extra name=value pairs, follow a link, or press an
+ * element that only the page's script acts on (`script`), which only a browser can.
+ */
+export type ChoiceAction = { form: Form; pairs: Array<[string, string]>; button: Control | null } | { url: string } | { script: true };
 
 export interface FoundChoice {
   id: string;
@@ -46,7 +49,9 @@ const mfaLabelPatterns: Array<[MfaType, RegExp]> = [
 const verificationWords = /verif|two-factor|2-step|two-step|2fa|mfa|security check|how do you want|confirm (it'?s|that it'?s) you/i;
 const accountPickerWords = /(choose|select|pick|switch) (an |your |the )?(account|profile|workspace|organi[sz]ation|tenant)|which account/i;
 const accountGroupNames = /account|workspace|tenant|org|profile|user/i;
-const ssoWords = /^(?:sign in|log in|login|continue|sign up|connect)\s+(?:with|using|via|through)\s+(.{2,40}?)[.!]?$/i;
+/** "Sign in with X", "Continue with X" and their kin in German, French and Spanish: X is the identity provider. */
+const ssoWords =
+  /^(?:sign in|log ?in|continue|sign up|connect|anmelden|einloggen|weiter|se connecter|connexion|continuer|iniciar sesi[óo]n|continuar|entrar)\s+(?:with|using|via|through|mit|über|avec|con)\s+(.{2,40}?)[.!]?$/i;
 const navigationWords = /sign ?out|log ?out|help|privacy|terms|cancel|back|home|forgot|create|sign ?up|register|learn more|support/i;
 const dismissWords = /^(cancel|back|close|skip|not now|no thanks)$/i;
 
@@ -130,7 +135,10 @@ export function typeChoices(options: Option[], page: PageModel, groupName: strin
   });
 }
 
-/** "Sign in with X" links and buttons, and links to a known identity provider. */
+/**
+ * "Sign in with X" links, buttons and anything else pressed (role=button, an `<a>` with a click
+ * handler, an icon named by its aria-label, title or image alt), and links to a known identity provider.
+ */
 export function ssoChoices(page: PageModel, usedIds: Set<string>): FoundChoice[] {
   const found: FoundChoice[] = [];
   const add = (label: string, provider: string, element: Control["element"], action: ChoiceAction) => {
@@ -147,6 +155,8 @@ export function ssoChoices(page: PageModel, usedIds: Set<string>): FoundChoice[]
     });
   };
   for (const link of page.links) {
+    // An `<a href="#">` goes nowhere by itself: its script acts, and it is pressed below.
+    if (isFragmentOnly(link.element)) continue;
     const named = ssoWords.exec(link.text)?.[1];
     const known = ssoProviderOfHost(new URL(link.href).hostname);
     if (named || known) add(link.text || known!, known ?? slug(named!), link.element, { url: link.href });
@@ -161,6 +171,10 @@ export function ssoChoices(page: PageModel, usedIds: Set<string>): FoundChoice[]
         add(text, known ?? slug(named!), button.element, { form, pairs: button.name ? [[button.name, button.value]] : [], button });
       }
     }
+  }
+  for (const pressable of page.pressables) {
+    const named = ssoWords.exec(pressable.name)?.[1];
+    if (named) add(pressable.name, slug(named), pressable.element, { script: true });
   }
   return found;
 }

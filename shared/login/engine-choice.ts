@@ -1,6 +1,6 @@
 import type { StorageState } from "../archive/storage-state.ts";
 import type { SessionEvidence } from "./types.ts";
-import { durableAnswer } from "./submission.ts";
+import { durableAnswer, submissionProblem } from "./submission.ts";
 import type { Deadline } from "../deadline.ts";
 import { loginEngineKinds, type EngineState, type LoginEngine, type LoginEngineKind, type LoginTarget, type StepOptions, type StepOutcome, type Submission } from "./types.ts";
 
@@ -13,6 +13,8 @@ interface ChoiceState {
   engine: LoginEngineKind;
   inner: EngineState;
   refsById: Record<string, string>;
+  /** The identity provider of each SSO button shown so far, by its selector: a browser's selectors for the same buttons differ. */
+  ssoBySelector?: Record<string, string>;
 }
 
 /**
@@ -24,13 +26,15 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
   function tagged(engine: LoginEngineKind, outcome: StepOutcome, refsById: Record<string, string>): StepOutcome {
     if (outcome.kind !== "input") return outcome;
     const refs = { ...refsById, ...Object.fromEntries(outcome.prompt.fields.map((field) => [field.id, field.ref])) };
-    const state: ChoiceState = { engine, inner: outcome.state, refsById: refs };
+    const ssoBySelector = Object.fromEntries(outcome.prompt.pending_sso_buttons.map((button) => [button.selector, button.provider]));
+    const state: ChoiceState = { engine, inner: outcome.state, refsById: refs, ssoBySelector };
     return { ...outcome, state: state as unknown as EngineState };
   }
 
   /**
    * The browser's own steps, answered with the durable values given so far for as long as they are
-   * all it asks; values of a stored credential stay bound to its domain (`options.credentialDomain`),
+   * all it asks, and with `choice` (one only the page's script acts on) on the first step that
+   * offers it; values of a stored credential stay bound to its domain (`options.credentialDomain`),
    * and every step to the submission's deadline.
    */
   async function continueInBrowser(
@@ -38,10 +42,18 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
     valuesByRef: Record<string, string>,
     refsById: Record<string, string>,
     options: StepOptions | undefined,
+    choice: Submission | null,
   ): Promise<StepOutcome> {
     let outcome = await engines.browser.start(target, options?.deadline);
     const answered = new Set<string>();
+    let pending = choice;
     while (outcome.kind === "input") {
+      if (pending && submissionProblem(outcome.prompt, pending) === null) {
+        const again = pending;
+        pending = null;
+        outcome = await engines.browser.submit(target, outcome.state, again, options);
+        continue;
+      }
       const asked = outcome.prompt.fields;
       // A step asking again for what was just given has refused it: the person answers from here.
       const submission = asked.some((field) => answered.has(field.ref)) ? null : durableAnswer(asked, valuesByRef);
@@ -59,7 +71,7 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
     if (!loginEngineKinds.includes(choice.engine as LoginEngineKind) || typeof choice.inner !== "object" || choice.inner === null) {
       throw new Error("the flow's saved state does not say which engine runs it");
     }
-    return { engine: choice.engine as LoginEngineKind, inner: choice.inner, refsById: choice.refsById ?? {} };
+    return { engine: choice.engine as LoginEngineKind, inner: choice.inner, refsById: choice.refsById ?? {}, ssoBySelector: choice.ssoBySelector ?? {} };
   }
 
   return {
@@ -77,7 +89,7 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
         const valuesByRef = Object.fromEntries(
           Object.entries(submission.field_values ?? {}).flatMap(([id, value]) => (choice.refsById[id] ? [[choice.refsById[id], value]] : [])),
         );
-        return continueInBrowser(target, valuesByRef, choice.refsById, options);
+        return continueInBrowser(target, valuesByRef, choice.refsById, options, choiceAgain(submission, choice.ssoBySelector ?? {}));
       }
       return tagged(choice.engine, outcome, choice.refsById);
     },
@@ -91,4 +103,18 @@ export function chooseLoginEngine(engines: Record<LoginEngineKind, LoginEngine>)
       return engines[choice.engine].release(choice.inner, keepReplay);
     },
   };
+}
+
+/**
+ * The choice a submission made, as a browser's step of the same page is asked for it again: an
+ * identity provider by name (a button's selector is the HTTP engine's own), other choices by id.
+ */
+function choiceAgain(submission: Submission, ssoBySelector: Record<string, string>): Submission | null {
+  const provider = submission.sso_provider ?? (submission.sso_button_selector === undefined ? undefined : ssoBySelector[submission.sso_button_selector]);
+  if (provider) return { sso_provider: provider.toLowerCase() };
+  const { selected_choice_id, mfa_option_id, sign_in_option_id } = submission;
+  if (selected_choice_id) return { selected_choice_id };
+  if (mfa_option_id) return { mfa_option_id };
+  if (sign_in_option_id) return { sign_in_option_id };
+  return null;
 }

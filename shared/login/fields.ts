@@ -20,20 +20,48 @@ export interface ClassifiedField {
 
 const fillableTypes = new Set(["text", "email", "password", "tel", "number", "url"]);
 const codeName = /(^|[_\-.[])(otp|totp|mfa|2fa|tfa|code|pin|passcode|verification|verify|smscode|otpcode)([_\-.\]]|$)|one.?time|two.?factor/i;
-const codeWords = /\b(code|passcode|one-time password|otp|verification number|security number)\b/i;
+/** Words of a one-time code box's label, in the languages sites commonly use (German compounds end in "code"). */
+const codeWords =
+  /\b(code|passcode|one-time password|otp|2fa|verification number|security number|(bestätigungs|sicherheits|verifizierungs|authentifizierungs|anmelde|einmal)-?code|einmal-?(passwort|kennwort)|c[óo]digo|mot de passe à usage unique|contraseña de un solo uso)\b/i;
 const identifierWords = /\b(user(name)?|e-?mail|login|identifier|account|phone|mobile|member|customer)\b|^(user|email|login|username|userid|user_id|uid|mail)$/i;
 const rememberWords = /remember|keep me|stay signed|trust this/i;
 
+/** A password box that is a one-time code's: "One-Time Password", "OTP", "2FA". */
+const oneTimeWords = /one-?time|\b(otp|totp|2fa)\b|two-?factor|einmal|usage unique|un solo uso/i;
+/** Words that name a code's channel outright, in English, German, French and Spanish. */
 const channelPatterns: Array<[MfaType, RegExp]> = [
-  ["totp", /authenticator|auth(entication)? app|\btotp\b|google auth|authy|one-time password app|security app/i],
-  ["sms", /text message|\bsms\b|\btext(ed)? (you|to)\b|\bby text\b|mobile phone|phone (number )?ending/i],
-  ["call", /\b(phone call|voice call|call you|we('ll| will) call)\b/i],
-  ["email", /\be-?mail\b|\binbox\b|[\w*.+-]+@[\w-]+\.[\w.]+/i],
+  [
+    "totp",
+    /authenticator|autenticador|authentificateur|auth(entication)? app|\btotp\b|google auth|authy|one-time password app|security app|\b(from|in|on) (your|the) (\w+ )?app\b|authentifizierungs-?app|application d'authentification|aplicaci[óo]n de autenticaci[óo]n/i,
+  ],
+  ["sms", /text message|\bsms\b|\btext(ed)? (you|to)\b|\bby text\b|mobile phone|phone (number )?ending|sent to your (mobile|phone)|textnachricht|mensaje de texto|message texte/i],
+  ["call", /\b(phone call|voice call|call you|we('ll| will) call)\b|\banruf\b|appel (vocal|téléphonique)|llamada/i],
+  ["email", /\be-?mail\b|\binbox\b|[\w*.+-]+@[\w-]+\.[\w.]+|courriel|correo/i],
 ];
+/**
+ * What apps call the code of an authenticator app without naming the app: read as TOTP only where
+ * nothing on the page names another channel (a text message, an email), as "a one-time password
+ * sent to your phone" does.
+ */
+const totpWords =
+  /one-?time password|two-?factor|\b2fa\b|two-step verification|einmal-?(passwort|kennwort|code)|zwei-?faktor|mot de passe à usage unique|code à usage unique|(double|deux facteurs) authentification|authentification à deux facteurs|contraseña de un solo uso|c[óo]digo de un solo uso|(autenticaci[óo]n|verificaci[óo]n) (de|en) dos (factores|pasos)/i;
 
 /** The MFA channel a text names ("the code from your authenticator app" -> totp), or null. */
 function channelOf(text: string): MfaType | null {
   return channelPatterns.find(([, pattern]) => pattern.test(text))?.[0] ?? null;
+}
+
+/**
+ * A code box's channel: the nearest text that names one (the input's label, the form, the page,
+ * the URL), else the MFA method chosen a step before, else TOTP where the page uses an
+ * authenticator's words ("One-Time Password", "two-factor authentication code"); null when nothing
+ * tells (`autocomplete="one-time-code"` alone is an SMS code as often as an app's).
+ */
+function codeChannel(control: Control, form: Form, page: PageModel, chosenMfa: MfaType | null): MfaType | null {
+  const label = `${control.label} ${control.placeholder}`;
+  const named = channelOf(label) ?? channelOf(form.text) ?? channelOf(page.text) ?? channelOf(new URL(page.url).search) ?? chosenMfa;
+  if (named) return named;
+  return [label, form.text, page.text, page.title].some((text) => totpWords.test(text)) ? "totp" : null;
 }
 
 /** Inputs a person types into: visible, enabled, editable, named. */
@@ -54,8 +82,7 @@ export function isRememberMe(control: Control): boolean {
 }
 
 /**
- * Classifies a form's fillable inputs. A code's channel comes from the nearest text that names one
- * (the input's label, the form, the page, the URL), else from the MFA method chosen a step before.
+ * Classifies a form's fillable inputs; a one-time code's channel as `codeChannel` reads it.
  */
 export function classifyFields(form: Form, page: PageModel, chosenMfa: MfaType | null): ClassifiedField[] {
   const fillable = form.controls.filter(isFillable);
@@ -71,14 +98,9 @@ export function classifyFields(form: Form, page: PageModel, chosenMfa: MfaType |
       (control.inputmode === "numeric" && control.maxLength !== null && control.maxLength >= 4 && control.maxLength <= 8);
     let canonical: CanonicalType;
     let linkedMfaType: MfaType | null = null;
-    if (control.type === "password" && !control.autocomplete.includes("one-time-code")) canonical = "password";
+    if (control.type === "password" && !control.autocomplete.includes("one-time-code") && !oneTimeWords.test(hints)) canonical = "password";
     else if (isOneTimeCode) {
-      linkedMfaType =
-        channelOf(`${control.label} ${control.placeholder}`) ??
-        channelOf(form.text) ??
-        channelOf(page.text) ??
-        channelOf(new URL(page.url).search) ??
-        chosenMfa;
+      linkedMfaType = codeChannel(control, form, page, chosenMfa);
       canonical = linkedMfaType === "totp" ? "totp_code" : "code";
     } else if (!identifierTaken && (/username|email/.test(control.autocomplete) || control.type === "email" || identifierWords.test(hints))) {
       canonical = "identifier";

@@ -46,7 +46,7 @@ export interface PlannedChoice {
   mfaType: MfaType | null;
   provider: string | null;
   selector: string;
-  /** Submit `forms[form]` with `pairs` added, or follow `url`. */
+  /** Submit `forms[form]` with `pairs` added, or follow `url`; neither: only the page's script acts on it, in a browser. */
   form?: number;
   pairs?: Array<[string, string]>;
   url?: string;
@@ -158,6 +158,7 @@ export function analyzeStep(page: PageModel, chosenMfa: MfaType | null): LoginSt
   const plannedChoices = allChoices.map((choice): PlannedChoice => {
     const common = { id: choice.id, type: choice.type, label: choice.label, mfaType: choice.mfaType, provider: choice.provider, selector: choice.selector };
     if ("url" in choice.action) return { ...common, url: choice.action.url };
+    if ("script" in choice.action) return common;
     const { form, pairs, button } = choice.action;
     const withButton = button?.name && !pairs.some(([name]) => name === button.name) ? [...pairs, [button.name, button.value] as [string, string]] : pairs;
     return { ...common, form: formIndex(form), pairs: withButton };

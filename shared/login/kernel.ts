@@ -103,13 +103,16 @@ export function successOutcome(
 
 /**
  * Records what the submitted fields were, typed on a page of `host`: requirements, durable values
- * and where each was typed, and the secrets a site message must not echo.
+ * and where each was typed, and the secrets a site message must not echo. `totpCodeFields` are code
+ * boxes that did not say their channel and were answered with the current code of the linked
+ * credential's TOTP secret (StepOptions): a TOTP code, which a re-auth answers from that secret again.
  */
 export function recordFields(
   state: Pick<StepProgress, "step" | "durableValues" | "typedHosts" | "requirements" | "chosenMfa">,
   values: Record<string, string>,
   secrets: string[],
   host: string,
+  totpCodeFields: readonly string[] = [],
 ): void {
   for (const field of state.step.fields) {
     const value = values[field.id];
@@ -120,8 +123,9 @@ export function recordFields(
       state.requirements = addRequirement(state.requirements, field.type);
     } else if (field.type === "totp_code") state.requirements = addRequirement(state.requirements, "totp_code");
     else if (field.type === "code") {
-      const channel = field.linkedMfaType ?? state.chosenMfa;
-      const requirement = channel === "sms" || channel === "call" ? "sms_code" : channel === "email" ? "email_code" : "external";
+      const channel = totpCodeFields.includes(field.id) ? "totp" : (field.linkedMfaType ?? state.chosenMfa);
+      const requirement =
+        channel === "totp" ? "totp_code" : channel === "sms" || channel === "call" ? "sms_code" : channel === "email" ? "email_code" : "external";
       state.requirements = addRequirement(state.requirements, requirement);
     }
     if (field.type !== "identifier" && field.type !== "text") secrets.push(value);

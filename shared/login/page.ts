@@ -15,7 +15,7 @@ export interface Control {
   placeholder: string;
   /** `<label for>`, a wrapping label, aria-labelledby or aria-label, whichever the page gives. */
   label: string;
-  /** A button's text in lines: "Acme Corp<br><small>ada@acme.example</small>" gives two. */
+  /** A button's text in lines: "Acme Corp<br><small>ada@acme.example</small>" gives two; an icon's accessible name (aria-label, title, image alt) when it has none. */
   lines: string[];
   required: boolean;
   readonly: boolean;
@@ -44,6 +44,17 @@ export interface Link {
   element: Element;
 }
 
+/**
+ * Something a person presses that only the page's script acts on: an `<a>` without an address to
+ * follow, a `<button type="button">` or a button outside any form, an element with role=button or
+ * role=link. `name` is what it says to a person: its text, else its aria-label, aria-labelledby,
+ * title or an image's alt.
+ */
+export interface Pressable {
+  name: string;
+  element: Element;
+}
+
 export interface PageModel {
   url: string;
   title: string;
@@ -53,6 +64,7 @@ export interface PageModel {
   paragraphs: string[];
   forms: Form[];
   links: Link[];
+  pressables: Pressable[];
   captcha: boolean;
   /** The parsed page, for readers that need more than this summary (the site's own messages: site-message.ts). */
   document: Document;
@@ -66,6 +78,8 @@ export interface PageModel {
   submitsByScript: boolean;
 }
 
+/** Roles of elements that are pressed, whatever their tag: a `<div role="button">`. */
+const pressableRoles = new Set(["button", "link"]);
 const skippedText = new Set(["script", "style", "noscript", "template", "head", "select", "option"]);
 const chromeElements = new Set(["header", "nav", "footer"]);
 const lineBreaking = new Set(["br", "div", "p", "small", "li", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol"]);
@@ -96,6 +110,10 @@ export function parsePage(html: string, url: string): PageModel {
   const forms: Form[] = [];
   const formOf = new Map<Element, Form>();
   const links: Link[] = [];
+  const pressables: Pressable[] = [];
+  const pressable = (element: Element) => {
+    if (!isConcealed(element)) pressables.push({ name: accessibleName(element, byId), element });
+  };
   const localStorage: PageModel["localStorage"] = [];
   let captcha = false;
   let hasSignOut = false;
@@ -136,8 +154,9 @@ export function parsePage(html: string, url: string): PageModel {
       }
       case "a": {
         const href = resolveUrl(element.attribs.href, url);
-        const text = textOf(element) || element.attribs["aria-label"] || element.attribs.title || "";
+        const text = accessibleName(element, byId);
         if (href && !href.startsWith("javascript:")) links.push({ href, text, element });
+        if (!href || href.startsWith("javascript:") || isFragmentOnly(element)) pressable(element);
         if (signOutWords.test(text) || signOutAddress.test(element.attribs.href ?? "")) hasSignOut = true;
         break;
       }
@@ -150,9 +169,13 @@ export function parsePage(html: string, url: string): PageModel {
         const form = owner ? formOf.get(owner) : undefined;
         // A button outside any form only does something with script, which this engine does not run.
         if (form) form.controls.push(control);
+        const isButton = element.name === "button" || ["submit", "button", "image"].includes(control.type);
+        if (isButton && (!form || control.type === "button")) pressable(element);
         if (["submit", "button"].includes(control.type) && signOutWords.test(control.lines.join(" ") || (element.attribs["aria-label"] ?? ""))) hasSignOut = true;
         break;
       }
+      default:
+        if (pressableRoles.has((element.attribs.role ?? "").toLowerCase())) pressable(element);
     }
   }
 
@@ -161,7 +184,22 @@ export function parsePage(html: string, url: string): PageModel {
   if (captchaWords.test(text)) captcha = true;
   const titleElement = DomUtils.findOne((element) => element.name === "title", document.children);
   const title = titleElement ? textOf(titleElement) : "";
-  return { url, title, text, paragraphs, forms, links, captcha, document, hasSignOut, localStorage, refreshUrl, submitsByScript };
+  return { url, title, text, paragraphs, forms, links, pressables, captcha, document, hasSignOut, localStorage, refreshUrl, submitsByScript };
+}
+
+/** An `<a href="#...">`: a link to where the page already is, which script usually acts on. */
+export function isFragmentOnly(element: Element): boolean {
+  return (element.attribs.href ?? "").trim().startsWith("#");
+}
+
+/** What an element says to a person: its text, else its aria-label, aria-labelledby, title or the alt of an image in it. */
+function accessibleName(element: Element, byId: Map<string, Element>): string {
+  const labelledBy = (element.attribs["aria-labelledby"] ?? "")
+    .split(/\s+/)
+    .flatMap((id) => (byId.has(id) ? [textOf(byId.get(id)!)] : []))
+    .join(" ");
+  const image = DomUtils.findOne((child) => child.name === "img" && Boolean(child.attribs.alt), element.children);
+  return textOf(element) || collapse(element.attribs["aria-label"] ?? "") || collapse(labelledBy) || collapse(element.attribs.title ?? "") || collapse(image?.attribs.alt ?? "");
 }
 
 function readControl(element: Element, labelsFor: Map<string, string>, byId: Map<string, Element>): Control {
@@ -177,6 +215,9 @@ function readControl(element: Element, labelsFor: Map<string, string>, byId: Map
   const wrappingLabel = ancestor(element, "label");
   const label = (attribs.id ? labelsFor.get(attribs.id) : undefined) || (wrappingLabel ? textOf(wrappingLabel) : "") || labelledBy || attribs["aria-label"] || "";
   const maxLength = Number.parseInt(attribs.maxlength ?? "", 10);
+  const lines = tag === "button" ? linesOf(element) : attribs.value ? [collapse(attribs.value)] : [];
+  const isButton = tag === "button" || ["submit", "button", "image", "reset"].includes(type);
+  const named = lines.length === 0 && isButton ? accessibleName(element, byId) : "";
   return {
     tag,
     type,
@@ -187,7 +228,7 @@ function readControl(element: Element, labelsFor: Map<string, string>, byId: Map
     inputmode: (attribs.inputmode ?? "").toLowerCase(),
     placeholder: attribs.placeholder ?? "",
     label: collapse(label),
-    lines: tag === "button" ? linesOf(element) : attribs.value ? [collapse(attribs.value)] : [],
+    lines: named ? [named] : lines,
     required: "required" in attribs || attribs["aria-required"] === "true",
     readonly: "readonly" in attribs,
     disabled: "disabled" in attribs,

@@ -226,6 +226,11 @@ export type ProbeOutcome =
 export interface StepOptions {
   credentialDomain?: string;
   deadline?: Deadline;
+  /**
+   * Ids of the submission's code fields that do not say their channel and hold the current code of
+   * the linked credential's TOTP secret: recorded as TOTP codes (`totp_code`), so re-auths answer them.
+   */
+  totpCodeFields?: readonly string[];
 }
 
 export interface LoginEngine {

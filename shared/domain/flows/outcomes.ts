@@ -14,10 +14,13 @@ export interface LoginCredentials {
     org: string,
     name: string,
   ): Promise<{ id: string; name: string; domain: string; values: Record<string, string>; totpSecret: string | null; ssoProvider: string | null } | undefined>;
-  /** Undefined when a credential of that name belongs to another domain: nothing is written then. */
+  /**
+   * Undefined when a credential of that name belongs to another domain: nothing is written then.
+   * `ssoProvider`: the values were typed at that identity provider, which the credential signs in through.
+   */
   saveFromLogin(
     org: string,
-    credential: { name: string; domain: string; values: Record<string, string> },
+    credential: { name: string; domain: string; values: Record<string, string>; ssoProvider?: string | null },
   ): Promise<{ id: string; name: string; hasTotpSecret: boolean } | undefined>;
   /** The credential's public face; throws NotFoundError when there is none of that name. */
   get(org: string, idOrName: string): Promise<{ id: string; name: string; domain: string; has_totp_secret: boolean }>;
@@ -99,12 +102,14 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
    * the values typed go into the credential of the site each was typed on: the linked one when its
    * domain takes that page, else `<profile>-<site>`, never into a credential of another domain. The
    * link moves when the linked credential took none of them: to the one that took the password, or
-   * the only one saved.
+   * the only one saved. Values typed off the connection's domain in a login through `ssoProvider`
+   * were typed at that identity provider: their credential is marked as signing in through it.
    */
   async function saveCredential(
     connection: Connection,
     values: Record<string, string>,
     typedHosts: Record<string, string>,
+    ssoProvider: string | null,
   ): Promise<{ credential: { id: string; name: string; hasTotpSecret: boolean } | undefined; relink: boolean }> {
     const linkedName = connection.credential?.name ?? null;
     const linked = linkedName
@@ -115,13 +120,14 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
       : undefined;
     const kept = { credential: linked && { id: linked.id, name: linked.name, hasTotpSecret: linked.has_totp_secret }, relink: false };
     if (!connection.save_credentials || Object.keys(values).length === 0) return kept;
-    const groups = new Map<string, { name: string; domain: string; values: Record<string, string> }>();
+    const groups = new Map<string, { name: string; domain: string; values: Record<string, string>; ssoProvider: string | null }>();
     for (const [ref, value] of Object.entries(values)) {
       const host = typedHosts[ref];
       // A value whose page is not known is saved nowhere rather than under a site it may not belong to.
       if (host === undefined) continue;
       const site = linked && credentialFitsHost(linked.domain, host) ? { name: linked.name, domain: linked.domain } : siteCredential(connection, linked ? null : linkedName, host);
-      const group = groups.get(site.name) ?? { ...site, values: {} };
+      const atProvider = ssoProvider !== null && !credentialFitsHost(connection.domain, host);
+      const group = groups.get(site.name) ?? { ...site, values: {}, ssoProvider: atProvider ? ssoProvider : null };
       group.values[ref] = value;
       groups.set(site.name, group);
     }
@@ -147,7 +153,7 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
     ): Promise<boolean> {
       const saved = await deps.sessions.save(connection.org, { id: connection.profile_id, name: connection.profile_name }, await profileDomains(deps.connections, connection), outcome.session);
       if (!saved) return false;
-      const { credential, relink } = await saveCredential(connection, outcome.durableValues, outcome.typedHosts ?? {});
+      const { credential, relink } = await saveCredential(connection, outcome.durableValues, outcome.typedHosts ?? {}, outcome.ssoProvider);
       const reason = canReauthReason(outcome.requirements, credential !== undefined, credential?.hasTotpSecret ?? false, Boolean(connection.credential?.provider));
       const now = clock().toISOString();
       const evidence = await evidenceFields(deps.secrets, connection, outcome.evidence);

@@ -3,9 +3,10 @@ import { log } from "../../log.ts";
 import type { EngineState, LoginEngine, LoginTarget, StepOutcome, Submission } from "../../login/types.ts";
 import type { SecretBox } from "../../secrets/secret-box.ts";
 import type { Connection, ConnectionStore } from "../connection.ts";
+import { totpCodeFields, unnamedCodeValues } from "../reauth.ts";
 import { scaledMs, type FlowExecutionInput, type FlowSignal, type WorkflowTiming } from "../workflow.ts";
 import { flowEnds, loginOutcomes, type FlowEndDeps, type LoginOutcomeDeps } from "./outcomes.ts";
-import { awaitingInput, awaitingInputIn, failed, inFlow, isInProgress, isSubmitted, sealContext } from "./state.ts";
+import { awaitingInput, awaitingInputIn, failed, inFlow, isInProgress, isSubmitted, promptOf, sealContext } from "./state.ts";
 
 /** How long a flow may wait for input, and live in all (api.md, Flow rules); scaled locally. */
 export const inputTimeoutSeconds = 10 * 60;
@@ -80,6 +81,18 @@ export function loginStepCore(deps: LoginStepDeps) {
     return JSON.parse(await deps.secrets.open(sealed, sealContext(connection, flowId, purpose))) as T;
   }
 
+  /**
+   * The code boxes that did not say their channel which the person answered with the current code of
+   * the linked credential's TOTP secret: their channel is that authenticator, so re-auths answer them.
+   */
+  async function linkedTotpCodes(connection: Connection, submission: Submission): Promise<string[]> {
+    const codes = unnamedCodeValues(promptOf(connection), submission);
+    const name = connection.credential?.name;
+    if (Object.keys(codes).length === 0 || !name) return [];
+    const credential = await deps.credentials.forLogin(connection.org, name);
+    return credential?.totpSecret ? totpCodeFields(codes, credential.totpSecret) : [];
+  }
+
   /** `heldState`: the state of the step this invocation holds, which the record has sealed too. */
   async function runStep(connection: Connection, flowId: string, deadline: Deadline, heldState?: EngineState): Promise<StepOutcome | "no_submission"> {
     try {
@@ -87,10 +100,13 @@ export function loginStepCore(deps: LoginStepDeps) {
       if (!connection.flow_submission) return "no_submission";
       const state = heldState ?? (await open<EngineState>(connection, flowId, "engine_state", connection.flow_engine_state));
       const sealedSubmission = connection.flow_submission;
-      const openSubmission = () => open<Submission>(connection, flowId, "submission", sealedSubmission);
+      const readSubmission = async () => {
+        const submission = await open<Submission>(connection, flowId, "submission", sealedSubmission);
+        return { submission, totpCodes: await linkedTotpCodes(connection, submission) };
+      };
       // A held page that never reaches the engine is closed by nothing else.
-      const submission = heldState ? await releasingOnError(heldState, openSubmission) : await openSubmission();
-      return await deps.engine.submit(loginTarget(connection), state, submission, { deadline });
+      const { submission, totpCodes } = heldState ? await releasingOnError(heldState, readSubmission) : await readSubmission();
+      return await deps.engine.submit(loginTarget(connection), state, submission, { deadline, ...(totpCodes.length > 0 ? { totpCodeFields: totpCodes } : {}) });
     } catch (error) {
       log.error("login step failed", { connectionId: connection.id, flowId, error: error instanceof Error ? error.name : "unknown" });
       return { kind: "failure", errorCode: "internal_error", message: "the login engine failed unexpectedly" };

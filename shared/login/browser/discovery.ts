@@ -136,7 +136,11 @@ function sendingButton(form: Form): Control | null {
 }
 
 function elementsByXpath(model: PageModel): Map<string, Element> {
-  const elements = [...model.forms.flatMap((form) => form.controls.map((control) => control.element)), ...model.links.map((link) => link.element)];
+  const elements = [
+    ...model.forms.flatMap((form) => form.controls.map((control) => control.element)),
+    ...model.links.map((link) => link.element),
+    ...model.pressables.map((pressable) => pressable.element),
+  ];
   return new Map(elements.map((element) => [xpathOf(element), element]));
 }
 

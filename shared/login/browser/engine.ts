@@ -58,6 +58,9 @@ interface BrowserFlowState extends StepProgress {
   choicesMade: Array<{ signature: string; choiceId: string }>;
 }
 
+/** What binds and records a step's answer: the stored credential's domain, and the code boxes its TOTP secret answered (StepOptions). */
+type AnswerOptions = Pick<StepOptions, "credentialDomain" | "totpCodeFields">;
+
 interface SiteAnswer {
   status: number;
   headers: IncomingHttpHeaders;
@@ -198,9 +201,9 @@ class LiveLogin {
    * The flow's former browser is gone (another process, a crash, the idle limit): this one starts the
    * login again and gives the answers already given, up to the step the submission answers. A
    * one-time code is not replayed: a code sent to the person belongs to the old attempt, so the step
-   * asking for one is shown again. `credentialDomain` binds the answers given again as it binds the submission.
+   * asking for one is shown again. `options.credentialDomain` binds the answers given again as it binds the submission.
    */
-  async resume(saved: BrowserFlowState, submission: Submission, credentialDomain: string | undefined): Promise<StepOutcome> {
+  async resume(saved: BrowserFlowState, submission: Submission, options: AnswerOptions): Promise<StepOutcome> {
     const state = newState(this.id, await this.findLogin());
     state.durableValues = { ...saved.durableValues };
     state.typedHosts = { ...saved.typedHosts };
@@ -214,12 +217,12 @@ class LiveLogin {
         if ("problem" in intent) return outcome;
         const values = intent.kind === "nothing" ? {} : intent.values;
         const givesCode = state.step.fields.some((field) => (field.type === "code" || field.type === "totp_code") && values[field.id]);
-        return givesCode ? outcome : this.answer(state, submission, credentialDomain);
+        return givesCode ? outcome : this.answer(state, submission, options);
       }
       const replay = replayOf(state, saved);
       if (!replay) return outcome;
       const before = state.step.signature;
-      outcome = await this.answer(state, replay, credentialDomain);
+      outcome = await this.answer(state, replay, { credentialDomain: options.credentialDomain });
       if (state.step.signature === before) return outcome;
     }
     return outcome;
@@ -279,20 +282,21 @@ class LiveLogin {
   }
 
   /** Fills and sends what the submission answers, then decides from what the page does. */
-  async answer(state: BrowserFlowState, submission: Submission, credentialDomain: string | undefined): Promise<StepOutcome> {
+  async answer(state: BrowserFlowState, submission: Submission, options: AnswerOptions): Promise<StepOutcome> {
     const intent = readSubmission(state.prompt, submission);
     if ("problem" in intent) return inputOutcome(state, { prompt: state.prompt, plan: state.step }, intent.problem);
-    if (credentialDomain === undefined || intent.kind === "nothing" || Object.keys(intent.values).length === 0) return this.act(state, intent);
+    const { credentialDomain } = options;
+    if (credentialDomain === undefined || intent.kind === "nothing" || Object.keys(intent.values).length === 0) return this.act(state, intent, options);
     const unguard = await this.guardRepeatedPosts(credentialDomain);
     try {
-      return await this.act(state, intent, credentialDomain);
+      return await this.act(state, intent, options);
     } finally {
       await unguard();
     }
   }
 
   /** The answer itself: records, types (a stored credential's values only within `credentialDomain`), sends and decides. */
-  private async act(state: BrowserFlowState, intent: SubmissionIntent, credentialDomain?: string): Promise<StepOutcome> {
+  private async act(state: BrowserFlowState, intent: SubmissionIntent, { credentialDomain, totpCodeFields }: AnswerOptions): Promise<StepOutcome> {
     // Whatever its field's type: a memorable word or a customer number is as durable as a password.
     if (intent.kind !== "nothing") this.keepOutOfReplay(Object.values(intent.values));
     // A script may have drawn the step again since it was shown (same fields, new elements): act on what is there now.
@@ -310,7 +314,7 @@ class LiveLogin {
       state.choicesMade.push({ signature: state.step.signature, choiceId: choice.id });
       // Values typed beside a choice go with it when the choice belongs to the same form.
       const values = choice.form !== undefined && choice.form === state.step.fieldForm ? intent.values : {};
-      recordFields(state, values, secrets, hostOf(new URL(this.page.url())));
+      recordFields(state, values, secrets, hostOf(new URL(this.page.url())), totpCodeFields);
       await fillFields(this.page, targets, values, credentialDomain);
       const pressed = targets.choices[choice.id];
       if (!pressed) throw new FlowFailure("internal_error", "the page no longer shows the chosen option");
@@ -320,7 +324,7 @@ class LiveLogin {
         await send(this.page, pressed.submitRef, element);
       } else await element.click();
     } else if (intent.kind === "fields") {
-      recordFields(state, intent.values, secrets, hostOf(new URL(this.page.url())));
+      recordFields(state, intent.values, secrets, hostOf(new URL(this.page.url())), totpCodeFields);
       const last = await fillFields(this.page, targets, intent.values, credentialDomain);
       await send(this.page, targets.submitRef, last);
     }
@@ -523,13 +527,13 @@ export function createBrowserLoginEngine(options: BrowserEngineOptions): LoginEn
       });
     },
 
-    async submit(target: LoginTarget, engineState: EngineState, submission: Submission, { credentialDomain, deadline }: StepOptions = {}): Promise<StepOutcome> {
+    async submit(target: LoginTarget, engineState: EngineState, submission: Submission, { deadline, ...answering }: StepOptions = {}): Promise<StepOutcome> {
       return outcomeOf(async () => {
         const state = readState(engineState);
         const live = liveLogins.get(state.browserSessionId);
-        if (live) return live.step(deadline, () => live.answer(state, submission, credentialDomain));
+        if (live) return live.step(deadline, () => live.answer(state, submission, answering));
         const flow = await LiveLogin.open(target, options, liveLogins);
-        return flow.step(deadline, () => flow.resume(state, submission, credentialDomain));
+        return flow.step(deadline, () => flow.resume(state, submission, answering));
       });
     },
 

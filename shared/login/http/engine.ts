@@ -98,7 +98,7 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
     });
   }
 
-  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, { credentialDomain, deadline }: StepOptions = {}): Promise<StepOutcome> {
+  async function submit(target: LoginTarget, engineState: EngineState, submission: Submission, { credentialDomain, deadline, totpCodeFields }: StepOptions = {}): Promise<StepOutcome> {
     return outcomeOf(async () => {
       const state = readState(engineState);
       const intent = readSubmission(state.prompt, submission);
@@ -117,14 +117,16 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
         if (choice.mfaType) state.chosenMfa = choice.mfaType;
         if (choice.provider) state.ssoProvider = choice.provider;
         if (choice.url !== undefined) request = { url: choice.url, referer: plan.pageUrl };
-        else {
+        else if (choice.form === undefined) {
+          throw browserMayHelp(new FlowFailure("unsupported_auth_method", `"${choice.label}" on ${pathOf(plan.pageUrl)} is pressed through the page's script, which only a browser runs`));
+        } else {
           // Values typed beside a choice go with it when the choice belongs to the same form.
           const values = choice.form === plan.fieldForm ? intent.values : {};
-          recordFields(state, values, secrets, hostOf(new URL(plan.pageUrl)));
+          recordFields(state, values, secrets, hostOf(new URL(plan.pageUrl)), totpCodeFields);
           request = { ...encodeForm(plan.forms[choice.form!]!, values, choice.pairs ?? [], false), referer: plan.pageUrl, credentialDomain };
         }
       } else {
-        recordFields(state, intent.values, secrets, hostOf(new URL(plan.pageUrl)));
+        recordFields(state, intent.values, secrets, hostOf(new URL(plan.pageUrl)), totpCodeFields);
         request = { ...encodeForm(plan.forms[plan.fieldForm!]!, intent.values, [], true), referer: plan.pageUrl, credentialDomain };
       }
       const submitted = { url: request.url, jarBefore: state.jar };

@@ -72,9 +72,17 @@ describe("answerPrompt", () => {
     ["sms", "requires_sms_code"],
     ["call", "requires_sms_code"],
     ["email", "requires_email_code"],
-    [null, "requires_external_action"],
+    ["push", "requires_external_action"],
   ] as const)("refuses a %s code: %s", (channel, blocked) => {
     expect(answerPrompt(codePrompt("code", channel), { values, totpCode: () => "123456" })).toEqual({ blocked });
+  });
+
+  it("answers a code box that names no channel from the TOTP secret, and names the box; without a secret it needs a person", () => {
+    expect(answerPrompt(codePrompt("code", null), { values, totpCode: () => "123456" })).toEqual({
+      submission: { field_values: { code: "123456" } },
+      totpCodeFields: ["code"],
+    });
+    expect(answerPrompt(codePrompt("code", null), { values, totpCode: null })).toEqual({ blocked: "requires_external_action" });
   });
 
   it("picks the authenticator app on an MFA picker when there is a secret, else names what blocks it", () => {

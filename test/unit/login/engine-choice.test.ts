@@ -115,3 +115,43 @@ describe("the choice of login engine", () => {
     expect(http.calls).toEqual([{ call: "submit", state: { version: 1, jar: {} }, submission: { field_values: { password: "pw" } } }]);
   });
 });
+
+describe("a choice only a browser can press", () => {
+  /** A sign-in page offering TestIdP through a button that only script acts on; its selector differs per engine. */
+  function ssoPage(selector: string): FlowPrompt {
+    return {
+      ...promptAsking({ id: "password", ref: "password", type: "password" }),
+      choices: [{ id: "sso_testidp", label: "Log in with TestIdP", type: "sso_provider", description: null, observed_selector: selector }],
+      pending_sso_buttons: [{ label: "Log in with TestIdP", provider: "testidp", selector }],
+    };
+  }
+  const pressedByScript: StepOutcome = { kind: "failure", errorCode: "unsupported_auth_method", message: "pressed through script", browserMayHelp: true };
+  const providerPage: FlowPrompt = {
+    ...promptAsking(),
+    fields: [
+      { id: "email", ref: "identifier", type: "identifier", required: true },
+      { id: "pw", ref: "password", type: "password", required: true },
+    ],
+  };
+
+  it.each([
+    ["by the button's selector", { sso_button_selector: '//a[normalize-space()="Log in with TestIdP"]' }],
+    ["by provider", { sso_provider: "TestIdP" }],
+    ["by choice id", { selected_choice_id: "sso_testidp" }],
+  ])("chosen %s, is pressed in the browser, which goes on to the provider's page", async (_, submission: Submission) => {
+    const http = scriptedEngine("http", [{ kind: "input", state: { step: 1 }, prompt: ssoPage('//a[normalize-space()="Log in with TestIdP"]'), websiteError: null }, pressedByScript]);
+    const browser = scriptedEngine("browser", [
+      { kind: "input", state: { live: 1 }, prompt: ssoPage('[data-acs-ref="r0-3"]'), websiteError: null, browserSessionId: "bs_3" },
+      { kind: "input", state: { live: 2 }, prompt: providerPage, websiteError: null, browserSessionId: "bs_3" },
+    ]);
+    const engine = chooseLoginEngine({ http: http.engine, browser: browser.engine });
+    const first = await engine.start(target);
+
+    const moved = await engine.submit(target, (first as { state: EngineState }).state, submission);
+
+    const pressed = browser.calls.filter((call) => call.call === "submit").map((call) => call.submission);
+    expect(pressed).toHaveLength(1);
+    expect(pressed[0]).toEqual(submission.selected_choice_id ? { selected_choice_id: "sso_testidp" } : { sso_provider: "testidp" });
+    expect(moved).toMatchObject({ kind: "input", browserSessionId: "bs_3", prompt: providerPage });
+  });
+});

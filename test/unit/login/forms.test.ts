@@ -157,7 +157,7 @@ describe("pickers", () => {
 });
 
 describe("SSO buttons", () => {
-  it("finds 'Sign in with X' links and buttons and links to known identity providers, with XPath selectors", () => {
+  it("finds 'Sign in with X' links and buttons, buttons only script acts on, and links to known identity providers, with XPath selectors", () => {
     const { prompt, plan } = mustStep(`<main><form method="post" action="/login"><input type="email" name="email"><input type="password" name="password"></form>
       <a href="https://accounts.google.com/o/oauth2/auth?client_id=x">Google</a>
       <form method="post" action="/auth/okta"><button type="submit">Continue with Okta</button></form>
@@ -165,8 +165,10 @@ describe("SSO buttons", () => {
     expect(prompt.pending_sso_buttons).toEqual([
       { label: "Google", provider: "google", selector: '//a[normalize-space()="Google"]' },
       { label: "Continue with Okta", provider: "okta", selector: '//button[normalize-space()="Continue with Okta"]' },
+      { label: "Sign in with Apple", provider: "apple", selector: '//button[normalize-space()="Sign in with Apple"]' },
     ]);
     expect(plan.choices.find((choice) => choice.provider === "okta")).toMatchObject({ type: "sso_provider", pairs: [] });
+    expect(plan.choices.find((choice) => choice.provider === "apple")).not.toHaveProperty("form");
   });
 });
 
