@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { noSessionIfTooLarge } from "../../archive/errors.ts";
+import { checkEngine } from "../check-engine.ts";
 import { existingConnection, type Connection } from "../connection.ts";
 import { NotFoundError } from "../errors.ts";
 import type { SessionCheckDeps } from "../health-checks.ts";
@@ -63,11 +64,12 @@ export function loginRouteCore(deps: LoginRouteDeps) {
   /** A login on a connection whose saved session still works needs no flow. */
   async function sessionStillWorks(connection: Connection): Promise<boolean> {
     if (connection.status !== "AUTHENTICATED" || !connection.post_login_url || isInProgress(connection)) return false;
-    // The route runs no browser, and only one can tell whether a browser login's session still works.
-    if (connection.login_engine === "browser") return false;
+    const evidence = await openEvidence(deps.secrets, connection);
+    // The route runs no browser, and only one can tell whether a session its checks ask the browser about still works.
+    if (checkEngine(connection, evidence) === "browser") return false;
     const session = await deps.sessions.load(connection.org, connection.profile_id).catch(noSessionIfTooLarge);
     if (!session) return false;
-    const probe = await deps.engine.probe(loginTarget(connection), session, connection.post_login_url, await openEvidence(deps.secrets, connection));
+    const probe = await deps.engine.probe({ ...loginTarget(connection), engine: "http" }, session, connection.post_login_url, evidence);
     return probe.state === "logged_in";
   }
 
