@@ -68,6 +68,8 @@ export interface FlowInternals {
   reauth_rejected_credential?: RejectedCredential | null;
   /** Re-auths that sent the stored credential since a check last found the session or a person logged in (reauth.ts). */
   unverified_reauths?: number;
+  /** Health checks in a row that could not tell whether the session works (check-engine.ts). */
+  inconclusive_checks?: number;
 }
 
 /** Why re-auth stopped on the stored credential, and what `can_reauth_reason` was before, to restore it. */
@@ -119,6 +121,10 @@ export interface TimelineEvent {
   error_message?: string;
   /** The flow's trace, when the connection records sessions: `GET /auth/connections/{id}/replays/{replay_id}`. */
   replay_id?: string;
+  /** A health check's: the engine that asked the site (`http`: the served page; `browser`: the page as its script draws it). */
+  checked_with?: LoginEngineKind;
+  /** Why the check asked another engine than its usual one. */
+  note?: string;
 }
 
 const dayMs = 24 * 60 * 60 * 1000;
@@ -126,7 +132,14 @@ const dayMs = 24 * 60 * 60 * 1000;
 /** A timeline event of `connection` at `at`, kept `retentionDays` (DynamoDB's TTL removes it after). */
 export function timelineRecord(
   connection: Pick<Connection, "status">,
-  event: { type: TimelineEvent["type"]; status: string; error?: { code: string; message: string }; replayId?: string | null },
+  event: {
+    type: TimelineEvent["type"];
+    status: string;
+    error?: { code: string; message: string };
+    replayId?: string | null;
+    checkedWith?: LoginEngineKind;
+    note?: string | null;
+  },
   at: Date,
   retentionDays: number,
 ): TimelineRecord {
@@ -139,6 +152,8 @@ export function timelineRecord(
       previous_status: connection.status,
       ...(event.error ? { error_code: event.error.code, error_message: event.error.message } : {}),
       ...(event.replayId ? { replay_id: event.replayId } : {}),
+      ...(event.checkedWith ? { checked_with: event.checkedWith } : {}),
+      ...(event.note ? { note: event.note } : {}),
     },
     expiresAt: Math.floor((at.getTime() + retentionDays * dayMs) / 1000),
   };
@@ -239,7 +254,9 @@ export type RecordGuard =
   /** The execution is still the record's live health-check loop. */
   | { executionArn: string }
   /** Re-auth is still stopped by the rejection of that credential (by id). */
-  | { rejectedCredential: string };
+  | { rejectedCredential: string }
+  /** The record still holds that sealed session evidence: no login replaced it. */
+  | { sealedEvidence: string };
 
 export interface ConnectionStore {
   /**

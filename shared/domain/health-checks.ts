@@ -1,15 +1,17 @@
 import { ArchiveTooLargeError } from "../archive/errors.ts";
+import type { StorageState } from "../archive/storage-state.ts";
 import { countMetric, log } from "../log.ts";
 import { totpCode } from "../secrets/totp.ts";
 import { credentialFitsHost } from "../policy/scope.ts";
-import type { LoginEngine, ProbeOutcome, StepOutcome } from "../login/types.ts";
+import type { LoginEngine, ProbeOutcome, SessionEvidence, StepOutcome } from "../login/types.ts";
 import type { SecretBox } from "../secrets/secret-box.ts";
+import { checkWithEngines, type EngineCheck } from "./check-engine.ts";
 import { timelineRecord, type Connection, type ConnectionStore } from "./connection.ts";
 import { loginOutcomes, profileDomains, type LoginOutcomeDeps } from "./flows/outcomes.ts";
 import { failed } from "./flows/state.ts";
 import { loginTarget } from "./flows/step.ts";
 import type { ProfileSessions, SavedSession } from "./profile-sessions.ts";
-import { openEvidence } from "./sealed-evidence.ts";
+import { evidenceFields, openEvidence } from "./sealed-evidence.ts";
 import { renewedSession } from "./session-renewal.ts";
 import { answerPrompt, credentialSent, maxUnverifiedReauths, reauthRateLimited, reauthStopped, secretsAsked, sessionStood, type ReauthBlock } from "./reauth.ts";
 import { executionName, nextCheckAt, type WorkflowEngine, type WorkflowState, type WorkflowTiming } from "./workflow.ts";
@@ -52,6 +54,8 @@ export interface SessionCheckDeps {
 }
 
 export interface HealthCheckDeps extends SessionCheckDeps {
+  /** Also seals the evidence a check learnt where the login's could not tell. */
+  secrets: Pick<SecretBox, "open" | "seal">;
   timing: WorkflowTiming;
   timelineRetentionDays: number;
 }
@@ -107,7 +111,16 @@ function loopNext(
  * `sessionStood`: the check found the session, or, on a page that cannot prove it either way, saw no
  * sign of its end; either way the re-auths before it did not end in a session lost at once.
  */
-type Check = { status: Connection["status"]; reauth: boolean; sessionStood?: boolean; error?: { code: string; message: string } };
+type Check = {
+  status: Connection["status"];
+  reauth: boolean;
+  sessionStood?: boolean;
+  error?: { code: string; message: string };
+  /** Which engine asked the site, and whether that took another than the usual one (check-engine.ts). */
+  engine?: Omit<EngineCheck, "probe">;
+  /** Evidence the check learnt where the login's could not tell, for the checks after it. */
+  learnt?: SessionEvidence;
+};
 
 /**
  * Asks the site whether the profile's `saved` session still works, and keeps what the site renewed
@@ -115,18 +128,24 @@ type Check = { status: Connection["status"]; reauth: boolean; sessionStood?: boo
  * that cannot prove it, saves the session as the check left it back into the profile when it changed,
  * unless the profile's session was saved again meanwhile (a newer login's is never replaced). A
  * check that found the session ended, or could not ask, saves nothing. The health check and the
- * login route's check of the session both ask through here.
+ * login route's check of the session both ask through here; `check` is how each asks.
  */
-export async function checkSavedSession(deps: SessionCheckDeps, connection: Connection, postLoginUrl: string, saved: SavedSession): Promise<ProbeOutcome> {
-  const probe = await deps.engine.probe(loginTarget(connection), saved.state, postLoginUrl, await openEvidence(deps.secrets, connection));
-  if ((probe.state !== "logged_in" && probe.state !== "inconclusive") || !probe.session) return probe;
+export async function checkSavedSession<Checked extends { probe: ProbeOutcome }>(
+  deps: SessionCheckDeps,
+  connection: Connection,
+  saved: SavedSession,
+  check: (session: StorageState) => Promise<Checked>,
+): Promise<Checked> {
+  const checked = await check(saved.state);
+  const { probe } = checked;
+  if ((probe.state !== "logged_in" && probe.state !== "inconclusive") || !probe.session) return checked;
   const renewed = renewedSession(saved.state, probe.session, (deps.now ?? (() => new Date()))());
-  if (!renewed) return probe;
+  if (!renewed) return checked;
   // A renewal that cannot be kept leaves the session the check found: its verdict stands.
   await deps.sessions
     .saveRenewed(connection.org, connection.profile_id, await profileDomains(deps.connections, connection), saved, renewed)
     .catch((error: unknown) => log.warn("the session the site renewed could not be saved", { connectionId: connection.id, error: error instanceof Error ? error.name : "unknown" }));
-  return probe;
+  return checked;
 }
 
 /** The workflow's HealthCheck task state (functions/workflow/health-check.ts). */
@@ -146,14 +165,24 @@ export function healthCheckCore(deps: HealthCheckDeps) {
     if (session instanceof ArchiveTooLargeError) {
       return { status: "NEEDS_AUTH", reauth: connection.auto_reauth && connection.can_reauth, error: { code: "profile_archive_too_large", message: `the profile's saved session cannot be used: ${session.message}` } };
     }
-    const probe = session ? await checkSavedSession(deps, connection, connection.post_login_url, session) : { state: "logged_out" as const, reason: "the profile holds no saved session" };
-    if (probe.state === "logged_in") return { status: "AUTHENTICATED", reauth: false, sessionStood: true };
-    if (probe.state === "unreachable") return { status: connection.status, reauth: false, error: { code: "site_unreachable", message: probe.reason } };
+    if (!session) return { status: "NEEDS_AUTH", reauth: connection.auto_reauth && connection.can_reauth, error: { code: "logged_out", message: "the profile holds no saved session" } };
+    const evidence = await openEvidence(deps.secrets, connection);
+    const postLoginUrl = connection.post_login_url;
+    const { probe, ...engine } = await checkSavedSession(deps, connection, session, (state) => checkWithEngines(deps.engine, { ...connection, post_login_url: postLoginUrl }, state, evidence));
+    if (probe.state === "logged_in") return { status: "AUTHENTICATED", reauth: false, sessionStood: true, engine, learnt: probe.evidence };
+    if (probe.state === "unreachable") return { status: connection.status, reauth: false, engine, error: { code: "site_unreachable", message: probe.reason } };
     // A page that proves nothing neither confirms the session nor ends it: the status stays as the login left it.
     if (probe.state === "inconclusive") {
-      return { status: connection.status, reauth: false, sessionStood: true, error: { code: "session_unverifiable", message: probe.reason } };
+      return { status: connection.status, reauth: false, sessionStood: true, engine, error: { code: "session_unverifiable", message: probe.reason } };
     }
-    return { status: "NEEDS_AUTH", reauth: connection.auto_reauth && connection.can_reauth, error: { code: "logged_out", message: probe.reason } };
+    return { status: "NEEDS_AUTH", reauth: connection.auto_reauth && connection.can_reauth, engine, error: { code: "logged_out", message: probe.reason } };
+  }
+
+  /** Keeps what a check learnt for the checks after it, unless a login replaced the evidence meanwhile. */
+  async function keepLearnt(connection: Connection, learnt: SessionEvidence): Promise<void> {
+    if (!connection.session_evidence_sealed) return;
+    const fields = await evidenceFields(deps.secrets, connection, learnt);
+    await deps.connections.guardedUpdate(connection.org, connection.id, { sealedEvidence: connection.session_evidence_sealed }, fields);
   }
 
   return {
@@ -167,14 +196,26 @@ export function healthCheckCore(deps: HealthCheckDeps) {
       if (!connection.health_checks) return { ...loop, ...next };
       const outcome = await checkSession(connection);
       const checkedAt = clock();
+      const inconclusiveChecks = outcome.engine?.inconclusiveChecks ?? 0;
       const recorded = await deps.connections.recordOutcome(
         input.org,
         input.connection_id,
         { executionArn: input.execution_id },
-        { last_auth_check_at: checkedAt.toISOString(), status: outcome.status, ...(outcome.sessionStood ? sessionStood(connection) : {}) },
-        timelineRecord(connection, { type: "health_check", status: outcome.status, error: outcome.error }, checkedAt, deps.timelineRetentionDays),
+        {
+          last_auth_check_at: checkedAt.toISOString(),
+          status: outcome.status,
+          ...(outcome.sessionStood ? sessionStood(connection) : {}),
+          ...(inconclusiveChecks !== (connection.inconclusive_checks ?? 0) ? { inconclusive_checks: inconclusiveChecks } : {}),
+        },
+        timelineRecord(
+          connection,
+          { type: "health_check", status: outcome.status, error: outcome.error, checkedWith: outcome.engine?.checkedWith, note: outcome.engine?.note },
+          checkedAt,
+          deps.timelineRetentionDays,
+        ),
       );
       if (!recorded) return ended;
+      if (outcome.learnt) await keepLearnt(connection, outcome.learnt);
       return { ...loop, ...next, ...(outcome.reauth ? { next: "reauth" as const } : {}) };
     },
   };

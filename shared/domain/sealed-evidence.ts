@@ -14,7 +14,7 @@ function sealContext(connection: Pick<Connection, "org" | "id">) {
   return { org: connection.org, connection: connection.id, purpose: "session_evidence" };
 }
 
-export async function evidenceFields(secrets: SecretBox, connection: Pick<Connection, "org" | "id">, evidence: SessionEvidence) {
+export async function evidenceFields(secrets: Pick<SecretBox, "seal">, connection: Pick<Connection, "org" | "id">, evidence: SessionEvidence) {
   return {
     session_evidence: evidence.basis,
     session_evidence_sealed: await secrets.seal(JSON.stringify(evidence), sealContext(connection)),

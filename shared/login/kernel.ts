@@ -96,7 +96,7 @@ export function successOutcome(
     durableValues: state.durableValues,
     typedHosts: state.typedHosts ?? {},
     ssoProvider: state.ssoProvider,
-    evidence: learnt.evidence,
+    evidence: { ...learnt.evidence, engine },
     engine,
   };
 }

@@ -2,7 +2,7 @@ import type { StorageState } from "../archive/storage-state.ts";
 import type { PageModel } from "./page.ts";
 import { judgeWithEvidence } from "./session-evidence.ts";
 import type { SessionEvidence } from "./types.ts";
-import type { ProbeOutcome } from "./types.ts";
+import type { LoginEngineKind, ProbeOutcome } from "./types.ts";
 
 /**
  * What an engine saw when it opened post_login_url with a saved session. The checks that cost
@@ -21,6 +21,13 @@ export interface ProbeSighting {
   deletedCookie(names: readonly string[]): Promise<string | null>;
   /** The page as it ended, parsed. */
   model(): Promise<PageModel>;
+  /** The engine that saw it, whose view any evidence learnt here describes. */
+  engine: LoginEngineKind;
+  /**
+   * Evidence learnt as a login learns it: this page, the same address again with the session and
+   * once without; `unverifiable` when that cannot tell or the page could not be loaded again.
+   */
+  learn(): Promise<SessionEvidence>;
 }
 
 /** Whether a saved session still works, judged alike by both engines' health checks. */
@@ -37,7 +44,12 @@ export async function judgeProbe(seen: ProbeSighting, evidence: SessionEvidence 
   const deleted = await seen.deletedCookie(evidence.sessionCookies);
   if (deleted) return { state: "logged_out", reason: `the site deleted the session cookie ${deleted}` };
   const model = await seen.model();
-  return judgeWithEvidence(evidence, () => model);
+  const verdict = judgeWithEvidence(evidence, () => model);
+  if (verdict.state !== "inconclusive") return verdict;
+  // Evidence that cannot tell may come from another engine's view of the page (an app shell its script
+  // draws), or from a login that could not load the page again: this engine compares the page anew.
+  const learnt = await seen.learn();
+  return learnt.basis === "verified" ? { state: "logged_in", evidence: { ...learnt, engine: seen.engine } } : verdict;
 }
 
 /**

@@ -3,7 +3,7 @@ import { isTag, isText, type AnyNode, type Element, type Text } from "domhandler
 import { DomUtils } from "htmlparser2";
 import { isSignInLink } from "./forms.ts";
 import { signOutAddress, type PageModel } from "./page.ts";
-import { sessionEvidenceBases, type SessionEvidence, type SessionEvidenceBasis, type SignedInMarker } from "./types.ts";
+import { loginEngineKinds, sessionEvidenceBases, type SessionEvidence, type SessionEvidenceBasis, type SignedInMarker } from "./types.ts";
 
 /** The page fetched without the session. */
 export interface AnonymousPage {
@@ -178,7 +178,8 @@ export function isSessionEvidence(value: unknown): value is SessionEvidence {
     typeof evidence.salt === "string" &&
     Array.isArray(evidence.signedIn) &&
     Array.isArray(evidence.signInPlaces) &&
-    Array.isArray(evidence.sessionCookies)
+    Array.isArray(evidence.sessionCookies) &&
+    (evidence.engine === undefined || loginEngineKinds.includes(evidence.engine))
   );
 }
 

@@ -12,7 +12,10 @@ export interface LoginTarget {
   domain: string;
   loginUrl: string | null;
   allowedDomains: string[];
-  /** The engine that logged the connection in, which its health checks and re-auths use; null before a first login. */
+  /**
+   * The engine that logged the connection in, which its re-auths use; null before a first login. A
+   * health check's target names the engine that check asks (shared/domain/check-engine.ts).
+   */
   engine?: LoginEngineKind | null;
   /** The connection's `record_session`: a browser flow keeps a trace of itself (its replay). */
   recordSession?: boolean;
@@ -140,6 +143,11 @@ export interface SessionEvidence {
   signInPlaces: string[];
   /** Cookies the login added that stayed through both signed-in fetches: a page that deletes one has ended the session. */
   sessionCookies: string[];
+  /**
+   * The engine whose view of the page this describes: the served HTML (`http`) or the page as its
+   * script draws it (`browser`). Absent in evidence from before it was noted: the login's engine.
+   */
+  engine?: LoginEngineKind;
 }
 
 /**
@@ -215,7 +223,12 @@ export type StepOutcome =
  * check cannot have changed it (no answer set a cookie).
  */
 export type ProbeOutcome =
-  | { state: "logged_in"; session?: StorageState }
+  /**
+   * `session`: the session as the check left it, when the site may have renewed it.
+   * `evidence`: given evidence that could not tell, the probe learnt anew from what its engine sees
+   * (the page with the session twice, once without), and this tells: for the later checks.
+   */
+  | { state: "logged_in"; session?: StorageState; evidence?: SessionEvidence }
   | { state: "logged_out"; reason: string }
   /** The site could not be asked (network, 5xx, 429, a 404 or another error answer but 401/403): the session's state is unknown, not lost. */
   | { state: "unreachable"; reason: string }
@@ -246,7 +259,8 @@ export interface LoginEngine {
   /**
    * Asks the site, with the saved session, whether it is still logged in: with the login's evidence,
    * only a page that still shows it counts; without (a login from before evidence was learnt), only
-   * a login page, a password form or 401/403 count as logged out.
+   * a login page, a password form or 401/403 count as logged out. Evidence that cannot tell
+   * (`unverifiable`) is learnt anew from what this engine sees, and handed back when it tells.
    */
   probe(target: LoginTarget, session: StorageState, postLoginUrl: string, evidence: SessionEvidence | null): Promise<ProbeOutcome>;
   /**

@@ -118,6 +118,9 @@ function guardCondition(guard: RecordGuard) {
   if ("rejectedCredential" in guard) {
     return { expression: "attribute_exists(pk) AND reauth_rejected_credential.credential_id = :guardCredential", values: { ":guardCredential": guard.rejectedCredential } };
   }
+  if ("sealedEvidence" in guard) {
+    return { expression: "attribute_exists(pk) AND session_evidence_sealed = :guardEvidence", values: { ":guardEvidence": guard.sealedEvidence } };
+  }
   const values: Record<string, unknown> = { ":guardFlow": guard.flowId, ":inProgress": inProgress };
   let expression = "attribute_exists(pk) AND flow_id = :guardFlow AND flow_status = :inProgress";
   if (guard.step) {

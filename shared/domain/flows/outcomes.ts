@@ -178,6 +178,8 @@ export function loginOutcomes(deps: LoginOutcomeDeps) {
           can_reauth_reason: reason,
           reauth_rejected_credential: null,
           unverified_reauths: 0,
+          // The checks before judged the old evidence; the new one is judged afresh.
+          inconclusive_checks: 0,
           ...(relink && credential ? { credential: { name: credential.name, provider: null, path: null, auto: false } } : {}),
           ...changes,
         },

@@ -1,11 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { noSessionIfTooLarge } from "../../archive/errors.ts";
+import { checkEngine } from "../check-engine.ts";
 import { existingConnection, type Connection } from "../connection.ts";
 import { NotFoundError } from "../errors.ts";
 import { checkSavedSession, type SessionCheckDeps } from "../health-checks.ts";
+import { openEvidence } from "../sealed-evidence.ts";
 import { scaledMs, startFirstExecution, type FlowExecutionInput, type WorkflowEngine, type WorkflowTiming } from "../workflow.ts";
 import { begun, isInProgress } from "./state.ts";
-import { flowTimeoutSeconds } from "./step.ts";
+import { flowTimeoutSeconds, loginTarget } from "./step.ts";
 
 export interface LoginRouteDeps extends SessionCheckDeps {
   workflow: WorkflowEngine;
@@ -60,12 +62,17 @@ export function loginRouteCore(deps: LoginRouteDeps) {
 
   /** A login on a connection whose saved session still works needs no flow. */
   async function sessionStillWorks(connection: Connection): Promise<boolean> {
-    if (connection.status !== "AUTHENTICATED" || !connection.post_login_url || isInProgress(connection)) return false;
-    // The route runs no browser, and only one can tell whether a browser login's session still works.
-    if (connection.login_engine === "browser") return false;
+    const postLoginUrl = connection.post_login_url;
+    if (connection.status !== "AUTHENTICATED" || !postLoginUrl || isInProgress(connection)) return false;
+    const evidence = await openEvidence(deps.secrets, connection);
+    // The route runs no browser, and only one can tell whether a session its checks ask the browser about still works.
+    if (checkEngine(connection, evidence) === "browser") return false;
     const session = await deps.sessions.load(connection.org, connection.profile_id).catch(noSessionIfTooLarge);
     if (!session) return false;
-    return (await checkSavedSession(deps, connection, connection.post_login_url, session)).state === "logged_in";
+    const asked = await checkSavedSession(deps, connection, session, async (state) => ({
+      probe: await deps.engine.probe({ ...loginTarget(connection), engine: "http" }, state, postLoginUrl, evidence),
+    }));
+    return asked.probe.state === "logged_in";
   }
 
   return {

@@ -15,17 +15,16 @@ import {
   pathOf,
   recordFields,
   RefusedRequestError,
-  refusalOf,
   showStep,
   successOutcome,
   type StepProgress,
 } from "../kernel.ts";
 import { isLoginUrl, type LoginStep } from "../forms.ts";
 import { credentialHostRefusal, hostOf, scopeRefusal } from "../../policy/scope.ts";
-import { learnSessionEvidence, sessionCookieNames, unlearntEvidence } from "../session-evidence.ts";
 import { siteErrorOf } from "../site-message.ts";
 import { durableAnswer, readSubmission, type SubmissionIntent } from "../submission.ts";
 import type { EngineState, LoginEngine, LoginTarget, MfaType, ProbeOutcome, SessionEvidence, StepOptions, StepOutcome, Submission } from "../types.ts";
+import { learnInBrowser } from "./evidence-looks.ts";
 import { captureBrowserState } from "./browser-state.ts";
 import { navigate, NavigationError, navigationTimeoutMs, reload, unreachableReason } from "./chromium.ts";
 import { discover, signInControls, type Discovery, type StepTargets } from "./discovery.ts";
@@ -383,37 +382,18 @@ class LiveLogin {
     // The login has worked: a step near its deadline still learns its evidence, with each wait's own budget.
     this.deadline = undefined;
     const url = this.page.url();
-    const cookieNames = async (context: BrowserContext) => (await context.cookies(url)).map((cookie) => cookie.name);
-    const afterFirst = await cookieNames(this.context);
-    // The login has worked by now: a page that cannot be loaded again leaves less to learn, never a failed login.
-    const anonymousLook = (async () => {
-      const context = await this.opened.browser.newContext();
-      try {
-        const page = await context.newPage();
-        const network = watchNetwork(page);
-        const response = await navigate(page, url, { timeoutMs: navigationTimeoutMs });
-        await settle(page, network, Deadline.in(loadSettleMs));
-        const found = await discover(page, null, []);
-        const status = response?.status() ?? 200;
-        const refused = refusalOf({ status, url: page.url(), body: found.html }, found.model, url) !== null;
-        return { model: found.model, status, refused, cookies: await cookieNames(context) };
-      } finally {
-        await context.close();
-      }
-    })().catch(() => null);
-    const againLook = (async () => {
-      const response = await reload(this.page, { timeoutMs: navigationTimeoutMs });
-      const found = await this.look(null, []);
-      return { model: found.model, status: response?.status() ?? 200 };
-    })().catch(() => null);
-    const [anonymous, again] = await Promise.all([anonymousLook, againLook]);
-    if (!again || again.status >= 400) return { evidence: unlearntEvidence(), postLoginUrl: url };
-    const evidence = learnSessionEvidence({
-      signedIn: [landed.model, again.model],
-      // An error page without the session (a rate limit, an outage) is nothing to compare with.
-      anonymous: anonymous && (anonymous.refused || anonymous.status < 400) ? { model: anonymous.model, refused: anonymous.refused } : null,
+    const evidence = await learnInBrowser({
+      browser: this.opened.browser,
+      context: this.context,
+      url,
+      first: landed.model,
+      again: async () => {
+        const response = await reload(this.page, { timeoutMs: navigationTimeoutMs });
+        const found = await this.look(null, []);
+        return { model: found.model, status: response?.status() ?? 200 };
+      },
       identifiers,
-      sessionCookies: sessionCookieNames({ afterFirst, afterSecond: await cookieNames(this.context), anonymous: anonymous?.cookies ?? [] }),
+      settleMs: loadSettleMs,
     });
     return { evidence, postLoginUrl: url };
   }

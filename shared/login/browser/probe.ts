@@ -7,8 +7,9 @@ import { hostOf, isWithin } from "../../policy/scope.ts";
 import type { SessionEvidence } from "../types.ts";
 import type { LoginTarget, ProbeOutcome } from "../types.ts";
 import { captureBrowserState, openContextWithState } from "./browser-state.ts";
-import { navigate, NavigationError, unreachableReason } from "./chromium.ts";
+import { navigate, NavigationError, reload, unreachableReason } from "./chromium.ts";
 import { snapshotDom } from "./dom-snapshot.ts";
+import { learnInBrowser } from "./evidence-looks.ts";
 import { Deadline } from "../../deadline.ts";
 import { settle, watchNetwork } from "./settle.ts";
 
@@ -49,7 +50,9 @@ function watchRefusedCalls(page: Page, target: LoginTarget): () => string | null
  * The browser counterpart of the HTTP probe: opens `postLoginUrl` with the saved state (cookies,
  * localStorage, IndexedDB, sessionStorage) and judges the settled page the same way. Many single-page
  * apps draw their signed-in shell from a token in storage before any server accepted it, so a 401 or
- * 403 from the site's own API while the page loads means logged out, whatever the page shows.
+ * 403 from the site's own API while the page loads means logged out, whatever the page shows. Given
+ * evidence that cannot tell (an HTTP login's app shell, the same served with and without the session),
+ * it learns what the page as drawn by its script shows signed in, for this check and the later ones.
  */
 export async function probeInBrowser(
   openBrowser: OpenBrowser,
@@ -74,13 +77,13 @@ export async function probeInBrowser(
       if (reason) return { state: "unreachable", reason };
       throw error;
     }
+    const look = async () => {
+      await settle(page, network, Deadline.in(settleBudgetMs));
+      const { html } = await snapshotDom(page, 0);
+      return { html, model: parsePage(html, page.url()) };
+    };
     let rendered: Promise<{ html: string; model: PageModel }> | undefined;
-    const render = () =>
-      (rendered ??= (async () => {
-        await settle(page, network, Deadline.in(settleBudgetMs));
-        const { html } = await snapshotDom(page, 0);
-        return { html, model: parsePage(html, page.url()) };
-      })());
+    const render = () => (rendered ??= look());
     const status = response?.status() ?? 200;
     const verdict = await judgeProbe(
       {
@@ -100,6 +103,23 @@ export async function probeInBrowser(
           return names.find((name) => cookiesBefore.has(name) && !cookiesAfter.has(name)) ?? null;
         },
         model: async () => (await render()).model,
+        engine: "browser",
+        async learn() {
+          const first = (await render()).model;
+          return learnInBrowser({
+            browser: opened.browser,
+            context,
+            url: page.url(),
+            first,
+            async again() {
+              const reloaded = await reload(page);
+              return { model: (await look()).model, status: reloaded?.status() ?? 200 };
+            },
+            // A check knows no identifier: what it learns is the page's own signs, not the account's name.
+            identifiers: [],
+            settleMs: settleBudgetMs,
+          });
+        },
       },
       evidence,
     );

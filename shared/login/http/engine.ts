@@ -196,6 +196,7 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
       throw error;
     }
     const answered = page;
+    const parsed = () => (model ??= parsePage(answered.body, answered.url));
     const verdict = await judgeProbe(
       {
         status: answered.status,
@@ -203,7 +204,10 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
         requestedPath: pathOf(postLoginUrl),
         signedOutSign: async () => refusalOf(answered, model, postLoginUrl),
         deletedCookie: async (names) => deletedSessionCookie(jar, answered, postLoginUrl, names),
-        model: async () => model ?? parsePage(answered.body, answered.url),
+        model: async () => parsed(),
+        engine: "http",
+        // A check knows no identifier: what it learns is the page's own signs, not the account's name.
+        learn: async () => (await learnEvidence(target, jar, { page: answered, model: parsed() }, false, [])).evidence,
       },
       evidence,
     );
