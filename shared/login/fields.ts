@@ -58,7 +58,8 @@ export function isRememberMe(control: Control): boolean {
  * (the input's label, the form, the page, the URL), else from the MFA method chosen a step before.
  */
 export function classifyFields(form: Form, page: PageModel, chosenMfa: MfaType | null): ClassifiedField[] {
-  const fillable = form.controls.filter(isFillable);
+  // A search box beside a login's fields (a signed-in page's header) is sent as it is, never asked.
+  const fillable = form.controls.filter((control) => isFillable(control) && !control.searchBox);
   const usedIds = new Set<string>();
   let identifierTaken = false;
   const fields = fillable.map((control): ClassifiedField => {
