@@ -43,6 +43,26 @@ function accepts(exchange: Exchange): boolean {
   return exchange.form.get("email")?.trim().toLowerCase() === user.email && exchange.form.get("password") === user.password;
 }
 
+/**
+ * `/<prefix>/login`: its form, and its POST, which on the right email and password sets `cookie` to a
+ * new token kept in `tokens` and sends the browser to `then`. `signedIn` visitors are sent there at once.
+ */
+function loginRoute(brand: string, prefix: string, grant: { cookie: string; tokens: Set<string>; then: string }, signedIn: (exchange: Exchange) => boolean): Route {
+  const visitors = preSessions(`${prefix}_visitor`, `/${prefix}`);
+  return {
+    GET: (exchange) => (signedIn(exchange) ? redirectReply(grant.then) : htmlReply(loginPage(brand, prefix, visitors.csrfToken(visitors.idOf(exchange))))),
+    POST: (exchange) => {
+      const visitor = visitors.verifiedId(exchange);
+      if (!visitor) return invalidCsrfReply();
+      if (!accepts(exchange)) return htmlReply(loginPage(brand, prefix, visitors.csrfToken(visitor), "Invalid email or password."), 401);
+      const token = randomToken();
+      grant.tokens.add(token);
+      exchange.setCookie(grant.cookie, token, `/${prefix}`);
+      return redirectReply(grant.then);
+    },
+  };
+}
+
 function loginPage(brand: string, prefix: string, csrfToken: string, error?: string): string {
   return page({
     brand,
@@ -59,7 +79,6 @@ ${field({ id: "password", name: "password", label: "Password", type: "password",
 }
 
 function deskRoutes(): [string, Route][] {
-  const visitors = preSessions("desk_visitor", "/desk");
   const sessions = new Set<string>();
   const signedIn = (exchange: Exchange) => sessions.has(exchange.cookies.get("desk_session") ?? "");
   const dashboard = `<!doctype html>
@@ -108,26 +127,11 @@ function deskRoutes(): [string, Route][] {
       "/desk/login-history",
       { GET: signedInOnly(() => page({ brand: "Helpdesk", title: "Login history", main: "<h1>Login history</h1><p>27 Nov 2026, 16:04 from 127.0.0.1</p>" })) },
     ],
-    [
-      "/desk/login",
-      {
-        GET: (exchange) => (signedIn(exchange) ? redirectReply("/desk/") : htmlReply(loginPage("Helpdesk", "desk", visitors.csrfToken(visitors.idOf(exchange))))),
-        POST: (exchange) => {
-          const visitor = visitors.verifiedId(exchange);
-          if (!visitor) return invalidCsrfReply();
-          if (!accepts(exchange)) return htmlReply(loginPage("Helpdesk", "desk", visitors.csrfToken(visitor), "Invalid email or password."), 401);
-          const token = randomToken();
-          sessions.add(token);
-          exchange.setCookie("desk_session", token, "/desk");
-          return redirectReply("/desk/");
-        },
-      },
-    ],
+    ["/desk/login", loginRoute("Helpdesk", "desk", { cookie: "desk_session", tokens: sessions, then: "/desk/" }, signedIn)],
   ];
 }
 
 function vaultRoutes(): [string, Route][] {
-  const visitors = preSessions("vault_visitor", "/vault");
   const pending = new Set<string>();
   const challenge = `<!doctype html>
 <html lang="en">
@@ -149,20 +153,7 @@ function vaultRoutes(): [string, Route][] {
     // The app itself wants a session that only a passed check would give: no cookie of this site opens it.
     ["/vault/", { GET: () => redirectReply("/vault/login") }],
     ["/vault/check", { GET: (exchange) => (pending.has(exchange.cookies.get("vault_pre") ?? "") ? htmlReply(challenge) : redirectReply("/vault/login")) }],
-    [
-      "/vault/login",
-      {
-        GET: (exchange) => htmlReply(loginPage("Vault", "vault", visitors.csrfToken(visitors.idOf(exchange)))),
-        POST: (exchange) => {
-          const visitor = visitors.verifiedId(exchange);
-          if (!visitor) return invalidCsrfReply();
-          if (!accepts(exchange)) return htmlReply(loginPage("Vault", "vault", visitors.csrfToken(visitor), "Invalid email or password."), 401);
-          const token = randomToken();
-          pending.add(token);
-          exchange.setCookie("vault_pre", token, "/vault");
-          return redirectReply("/vault/check");
-        },
-      },
-    ],
+    // A correct password starts only a pre-session, for the check.
+    ["/vault/login", loginRoute("Vault", "vault", { cookie: "vault_pre", tokens: pending, then: "/vault/check" }, () => false)],
   ];
 }
