@@ -85,7 +85,8 @@ export function isRememberMe(control: Control): boolean {
  * Classifies a form's fillable inputs; a one-time code's channel as `codeChannel` reads it.
  */
 export function classifyFields(form: Form, page: PageModel, chosenMfa: MfaType | null): ClassifiedField[] {
-  const fillable = form.controls.filter(isFillable);
+  // A search box beside a login's fields (a signed-in page's header) is sent as it is, never asked.
+  const fillable = form.controls.filter((control) => isFillable(control) && !control.searchBox);
   const usedIds = new Set<string>();
   let identifierTaken = false;
   const fields = fillable.map((control): ClassifiedField => {

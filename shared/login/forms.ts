@@ -68,6 +68,12 @@ export interface StepPlan {
 export interface LoginStep {
   prompt: FlowPrompt;
   plan: StepPlan;
+  /**
+   * The step asks what only a login asks: a secret or a code, a choice (an account, a method, a
+   * provider), an action elsewhere, or an identifier or other value in a form that offers to sign in
+   * or continue. A box on a signed-in page (a filter, a note) asks none of these.
+   */
+  asksLogin: boolean;
 }
 
 const loginPath = /(^|[/_-])(log-?in|sign-?in|sign_in|logon|authorize|auth|sso|session|verify|mfa|2fa|otp|challenge)([/_.-]|$)/i;
@@ -81,6 +87,14 @@ const otherPurpose = /search|newsletter|subscribe|register|sign-?up|contact|comm
 const externalWords =
   /check your (email|inbox|phone)|we('ve| have)? sent (you )?(a|an) (link|notification|push|request)|approve (the|this) (sign-?in|request|login)|open the [\w ]{1,30} app to (approve|confirm)|waiting for (approval|confirmation)/i;
 const instructionWords = /\b(code|sent|authenticator|text message)\b/i;
+/** A button that sends a login's step: it signs in or goes on to the next step. */
+const proceedWords =
+  /^(?:sign ?in|log ?in|login|sign ?on|log ?on|continue|next|verify|confirm|proceed|anmelden|einloggen|weiter|fortfahren|connexion|se connecter|suivant|continuer|iniciar sesi[óo]n|entrar|siguiente|continuar|accedi|avanti|continua|inloggen|aanmelden|volgende|doorgaan|zaloguj(?: się)?|dalej|logga in|nästa|войти|далее|продолжить|ログイン|次へ|登录|下一步|继续)(?:\s.*)?$/i;
+/** What a page between a login and the app says while it checks the visitor. */
+const interstitialWords =
+  /security check|checking (?:your|the) browser|browser (?:check|verification)|verify(?:ing)? (?:that )?you are (?:a )?human|are you (?:a )?(?:robot|human)|just a moment|one more step|ddos protection|bot protection|before you continue/i;
+/** At most this much text (outside header, nav and footer) on a page that shows nothing of an app. */
+const interstitialTextLength = 300;
 
 /** The URL path looks like a sign-in, verification or SSO page. */
 export function isLoginUrl(url: string): boolean {
@@ -103,7 +117,21 @@ function isSignInPage(page: PageModel): boolean {
 }
 
 export function isSearchForm(form: Form): boolean {
-  return /search/.test(form.identity) || form.controls.some((control) => control.type === "search");
+  const boxes = form.controls.filter(isFillable);
+  return /search/.test(form.identity) || form.controls.some((control) => control.type === "search") || (boxes.length > 0 && boxes.every((control) => control.searchBox));
+}
+
+/**
+ * A page between the login and the app that shows nothing of the app (no field to fill, a link to
+ * its own site at most, little text) and either draws what it shows on a canvas or says it is
+ * checking the visitor ("Security check", "Just a moment..."): a challenge no answer of the
+ * service's gets past. Links elsewhere (the checking service's own, its privacy notice) are no app.
+ */
+export function isInterstitial(page: PageModel): boolean {
+  const origin = new URL(page.url).origin;
+  if (page.text.length > interstitialTextLength || page.links.filter((link) => new URL(link.href).origin === origin).length > 1) return false;
+  if (page.forms.some((form) => form.controls.some(isFillable))) return false;
+  return page.drawsOnCanvas || interstitialWords.test(`${page.title} ${page.text}`);
 }
 
 /** True when the page has an input for a password that a login form would ask for. */
@@ -148,6 +176,7 @@ export function analyzeStep(page: PageModel, chosenMfa: MfaType | null): LoginSt
   const sso = signInPage || fields.length > 0 ? ssoChoices(page, usedIds) : [];
   const allChoices = [...choices, ...sso];
   if (fields.length === 0 && allChoices.length === 0) return externalStep(page, signInPage);
+  const asksLogin = asksSecret || allChoices.length > 0 || (best !== null && offersToProceed(best.form));
 
   const forms: Form[] = [];
   const formIndex = (form: Form) => {
@@ -184,7 +213,15 @@ export function analyzeStep(page: PageModel, chosenMfa: MfaType | null): LoginSt
       plannedChoices.map((choice) => choice.id).sort().join(","),
     ].join("|"),
   };
-  return { prompt: promptOf(page, fields, allChoices), plan };
+  return { prompt: promptOf(page, fields, allChoices), plan, asksLogin };
+}
+
+/** The form says it is a login's (its id, class or action), or has a button that signs in or goes on ("Next", "Continue"). */
+function offersToProceed(form: Form): boolean {
+  if (formPurpose.test(form.identity)) return true;
+  return form.controls.some(
+    (control) => (control.tag === "button" || isSubmit(control) || control.type === "button") && proceedWords.test(control.lines.join(" ") || control.value || (control.element.attribs["aria-label"] ?? "")),
+  );
 }
 
 function scoreForm(form: Form, fields: ClassifiedField[], offersChoices: boolean, signInPage: boolean): number {
@@ -278,6 +315,7 @@ function externalStep(page: PageModel, signInPage: boolean): LoginStep | null {
   return {
     prompt: { discovered_fields: [], fields: [], choices: [], mfa_options: [], sign_in_options: [], pending_sso_buttons: [], external_action_message: message },
     plan: { kind: "external", pageUrl: page.url, forms: [], fieldForm: null, fields: [], choices: [], signature: `external|${new URL(page.url).pathname}` },
+    asksLogin: true,
   };
 }
 

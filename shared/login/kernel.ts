@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { isIP } from "node:net";
 import type { StorageState } from "../archive/storage-state.ts";
 import { log } from "../log.ts";
-import { hasPasswordForm, isLoginUrl, type LoginStep, type StepPlan } from "./forms.ts";
+import { hasPasswordForm, isInterstitial, isLoginUrl, type LoginStep, type StepPlan } from "./forms.ts";
 import { parsePage, type PageModel } from "./page.ts";
 import { rateLimitOf } from "./rate-limit.ts";
 import { credentialHostRefusal, hostOf } from "../policy/scope.ts";
@@ -161,6 +161,33 @@ export function checkBlocked(
     throw new FlowFailure("bot_detected", `${hostOf(new URL(page.url))} answered HTTP ${page.status} with a bot check`);
   }
   if (page.status >= 500) throw new FlowFailure("site_unreachable", `${hostOf(new URL(page.url))} answered HTTP ${page.status}`);
+}
+
+/**
+ * Whether the step a page shows after `answered` was submitted is the login's next one. A step that
+ * asks nothing a login asks (`asksLogin`: a signed-in page's filter or note box, on a page whose text
+ * mentions "login") is one only while the login form is still there (the answered step shown again)
+ * or the submit has started no session: `sessionStarted` is asked only then.
+ */
+export async function isNextLoginStep(step: LoginStep, answered: StepPlan, sessionStarted: () => boolean | Promise<boolean>): Promise<boolean> {
+  return step.asksLogin || isSameStep(step, answered) || !(await sessionStarted());
+}
+
+/** The step just answered, shown again: a rejection, or a page still at work. */
+export function isSameStep(step: LoginStep, answered: StepPlan): boolean {
+  return answered.kind === "input" && step.plan.signature === answered.signature;
+}
+
+/**
+ * Why the page a login ended on does not show that the session works, or null. A page with no sign
+ * of a session (no sign-out control, nothing the evidence learnt as signed in) that shows nothing of
+ * the app (a challenge drawn on a canvas, "checking your browser") is not the app, however many
+ * cookies the submit set: a success there would be a connection that says it is logged in and is not.
+ */
+export function unprovenSession(page: PageModel, evidence: SessionEvidence): string | null {
+  if (page.hasSignOut || evidence.signedIn.length > 0 || !isInterstitial(page)) return null;
+  const drawn = page.drawsOnCanvas ? ", drawn on a canvas" : "";
+  return `after the submit the site showed ${pathOf(page.url)}, which is neither a login step nor a signed-in page (a challenge or interstitial${drawn}, with no sign of a session)`;
 }
 
 /** A step that asks who the person is or their password: the login form, not a later step. */

@@ -23,6 +23,8 @@ export interface Control {
   checked: boolean;
   /** Hidden from people by markup (a honeypot, or an inactive step): never asked, sent as it is. */
   concealed: boolean;
+  /** A search box: `type="search"`, inside a `role="search"` landmark, or named or labelled "Search"; never a login's field. */
+  searchBox: boolean;
   maxLength: number | null;
   element: Element;
 }
@@ -31,7 +33,7 @@ export interface Form {
   index: number;
   action: string;
   method: "GET" | "POST";
-  /** id, name, class and action, for telling a login form from a search or sign-up form. */
+  /** id, name, class, role and action, for telling a login form from a search or sign-up form. */
   identity: string;
   text: string;
   controls: Control[];
@@ -66,6 +68,8 @@ export interface PageModel {
   links: Link[];
   pressables: Pressable[];
   captcha: boolean;
+  /** The page draws on a `<canvas>`: what it shows there has no text to read. */
+  drawsOnCanvas: boolean;
   /** The parsed page, for readers that need more than this summary (the site's own messages: site-message.ts). */
   document: Document;
   /** A sign-out link or button: the page belongs to a signed-in session. */
@@ -86,6 +90,8 @@ const lineBreaking = new Set(["br", "div", "p", "small", "li", "h1", "h2", "h3",
 const captchaClasses = new Set(["g-recaptcha", "h-captcha", "cf-turnstile", "frc-captcha"]);
 const captchaSources = /recaptcha|hcaptcha|turnstile|challenges\.cloudflare\.com|arkoselabs|funcaptcha/i;
 const captchaWords = /verify (that )?you are (a )?human|i'?m not a robot|complete the captcha|solve the captcha/i;
+/** What a search box is called, by its name, id, label or placeholder, in the languages sites commonly use. */
+const searchWords = /search|\b(?:suche|suchen|recherche|rechercher|buscar|b[úu]squeda|cerca|zoeken|szukaj|s[öo]k)\b|поиск|検索|搜索/i;
 /** A sign-out control's words, in the languages sites commonly use. */
 export const signOutWords =
   /\b(?:sign[ -]?out|log[ -]?(?:out|off)|sign[ -]?off|abmelden|ausloggen|uitloggen|afmelden|wyloguj|logga ut|log ud|logg ut|kirjaudu ulos|disconnetti)\b|d[ée]connexion|se d[ée]connecter|cerrar sesi[óo]n|(?:terminar|encerrar) sess[ãa]o|odhl[áa]sit|выйти|выход|ログアウト|登出|退出登录|注销/i;
@@ -119,6 +125,7 @@ export function parsePage(html: string, url: string): PageModel {
   let hasSignOut = false;
   let refreshUrl: string | null = null;
   let submitsByScript = false;
+  let drawsOnCanvas = false;
 
   for (const element of elements) {
     const classes = (element.attribs.class ?? "").toLowerCase().split(/\s+/);
@@ -137,12 +144,15 @@ export function parsePage(html: string, url: string): PageModel {
       if (refresh && Number(refresh[1]) <= maxRefreshSeconds) refreshUrl = resolveUrl(refresh[2]!.replace(/^["']|["']$/g, ""), url);
     }
     switch (element.name) {
+      case "canvas":
+        drawsOnCanvas = true;
+        break;
       case "form": {
         const form: Form = {
           index: forms.length,
           action: resolveUrl(element.attribs.action, url) ?? url,
           method: (element.attribs.method ?? "get").toLowerCase() === "post" ? "POST" : "GET",
-          identity: ["id", "name", "class", "action"].map((name) => element.attribs[name] ?? "").join(" ").toLowerCase(),
+          identity: ["id", "name", "class", "role", "action"].map((name) => element.attribs[name] ?? "").join(" ").toLowerCase(),
           text: textOf(element),
           controls: [],
           element,
@@ -184,7 +194,7 @@ export function parsePage(html: string, url: string): PageModel {
   if (captchaWords.test(text)) captcha = true;
   const titleElement = DomUtils.findOne((element) => element.name === "title", document.children);
   const title = titleElement ? textOf(titleElement) : "";
-  return { url, title, text, paragraphs, forms, links, pressables, captcha, document, hasSignOut, localStorage, refreshUrl, submitsByScript };
+  return { url, title, text, paragraphs, forms, links, pressables, captcha, drawsOnCanvas, document, hasSignOut, localStorage, refreshUrl, submitsByScript };
 }
 
 /** An `<a href="#...">`: a link to where the page already is, which script usually acts on. */
@@ -218,6 +228,10 @@ function readControl(element: Element, labelsFor: Map<string, string>, byId: Map
   const lines = tag === "button" ? linesOf(element) : attribs.value ? [collapse(attribs.value)] : [];
   const isButton = tag === "button" || ["submit", "button", "image", "reset"].includes(type);
   const named = lines.length === 0 && isButton ? accessibleName(element, byId) : "";
+  const searchBox =
+    type === "search" ||
+    searchWords.test([attribs.name, attribs.id, label, attribs.placeholder, attribs.title].join(" ")) ||
+    ancestorWhere(element, (node) => node.attribs.role === "search") !== null;
   return {
     tag,
     type,
@@ -234,6 +248,7 @@ function readControl(element: Element, labelsFor: Map<string, string>, byId: Map
     disabled: "disabled" in attribs,
     checked: "checked" in attribs,
     concealed: isConcealed(element),
+    searchBox,
     maxLength: Number.isNaN(maxLength) ? null : maxLength,
     element,
   };
@@ -349,7 +364,11 @@ export function collapse(text: string): string {
 }
 
 function ancestor(element: Element, name: string): Element | null {
-  for (let node = parentElement(element); node; node = parentElement(node)) if (node.name === name) return node;
+  return ancestorWhere(element, (node) => node.name === name);
+}
+
+function ancestorWhere(element: Element, test: (node: Element) => boolean): Element | null {
+  for (let node = parentElement(element); node; node = parentElement(node)) if (test(node)) return node;
   return null;
 }
 

@@ -75,7 +75,7 @@ export async function discover(page: Page, chosenMfa: MfaType | null, secrets: r
       choice.observed_selector = live(ref);
     }
     for (const button of prompt.pending_sso_buttons) button.selector = liveChoiceSelectors.get(button.selector) ?? button.selector;
-    step = { prompt, plan: found.plan };
+    step = { prompt, plan: found.plan, asksLogin: found.asksLogin };
   }
   return { model, html: snapshot.html, step, targets, messages: siteMessages(model, secrets) };
 }

@@ -11,12 +11,15 @@ import {
   checkCredentialHost,
   FlowFailure,
   homePageUrls,
+  isNextLoginStep,
+  isSameStep,
   outcomeOf,
   pathOf,
   recordFields,
   RefusedRequestError,
   showStep,
   successOutcome,
+  unprovenSession,
   type StepProgress,
 } from "../kernel.ts";
 import { isLoginUrl, type LoginStep } from "../forms.ts";
@@ -332,8 +335,9 @@ class LiveLogin {
 
   /**
    * Waits for the page's answer and reads it as the HTTP engine reads a response: another step
-   * (the same one again is a rejection), a block, or success, which needs evidence: the login form
-   * gone and new session state (cookies, storage) or a page off the login pages.
+   * (the same one again is a rejection; a box that asks nothing a login asks is none once new session
+   * state shows), a block, or success, which needs evidence: the login form gone and new session state
+   * (cookies, storage) or a page off the login pages, and a page that shows the session (`succeed`).
    */
   private async decide(state: BrowserFlowState, answered: boolean, secrets: string[], before: Set<string>, urlBefore: string): Promise<StepOutcome> {
     const answerBy = this.budget(answerWaitMs);
@@ -342,8 +346,8 @@ class LiveLogin {
       const found = await this.look(state.chosenMfa, secrets, answerBy);
       const url = this.page.url();
       const siteError = siteErrorOf(found.messages);
-      const step = found.step;
-      const shownAgain = step !== null && state.step.kind === "input" && step.plan.signature === state.step.signature;
+      const step = found.step && (await isNextLoginStep(found.step, state.step, () => this.sessionChangedSince(before))) ? found.step : null;
+      const shownAgain = step !== null && isSameStep(step, state.step);
       const shownBefore = new Set(state.formMessages);
       const answers = found.messages.filter((message) => !shownBefore.has(message.text));
       checkBlocked(this.siteAnswer(found), shownAgain || (step ? asksToSignIn(step) : isLoginUrl(url)), answers, this.now());
@@ -357,8 +361,7 @@ class LiveLogin {
       const status = this.documentAnswer()?.status ?? 200;
       if (status >= 400) throw new FlowFailure("internal_error", `the site refused the submitted step (HTTP ${status}${siteError ? `: ${siteError}` : ""})`);
       if (siteError && isLoginUrl(url)) throw new FlowFailure("credentials_invalid", `the site stopped the login: ${siteError}`);
-      const after = await this.sessionFingerprint();
-      const newState = [...after].some((entry) => !before.has(entry));
+      const newState = await this.sessionChangedSince(before);
       const leftLogin = url !== urlBefore && !isLoginUrl(url);
       if (newState || leftLogin) return this.succeed(state, found);
       if (answerBy.passed) throw new FlowFailure("internal_error", "the login form went away but the site set no new session state and stayed on the login page");
@@ -367,6 +370,8 @@ class LiveLogin {
 
   private async succeed(state: BrowserFlowState, landed: Discovery): Promise<StepOutcome> {
     const learnt = await this.learnEvidence(landed, state.durableValues.identifier ? [state.durableValues.identifier] : []);
+    const unproven = unprovenSession(landed.model, learnt.evidence);
+    if (unproven) throw new FlowFailure("unsupported_auth_method", unproven);
     // Captured after the evidence reload, the service's last load of the signed-in page: an app that
     // renews its session on every load (a rotated refresh token) has spent what the login set.
     const session = await captureBrowserState(this.context);
@@ -425,6 +430,11 @@ class LiveLogin {
     const entries = [...cookies, ...storage.flat()];
     this.keepOutOfReplay(storedSecrets(entries.map((entry) => entry.value)));
     return new Set(entries.map((entry) => `${entry.place}=${entry.value}`));
+  }
+
+  /** The browser holds a cookie or stored value that `before` (a `sessionFingerprint`) did not. */
+  private async sessionChangedSince(before: Set<string>): Promise<boolean> {
+    return [...(await this.sessionFingerprint())].some((entry) => !before.has(entry));
   }
 
   /** Values the flow's replay must mask wherever they show. */
@@ -644,7 +654,7 @@ async function storageEntries(): Promise<StoredEntry[]> {
   return entries;
 }
 
-function inputOutcome(state: BrowserFlowState, step: LoginStep, websiteError: string | null): Extract<StepOutcome, { kind: "input" }> {
+function inputOutcome(state: BrowserFlowState, step: Pick<LoginStep, "prompt" | "plan">, websiteError: string | null): Extract<StepOutcome, { kind: "input" }> {
   return { kind: "input", state: state as unknown as EngineState, prompt: step.prompt, websiteError, browserSessionId: state.browserSessionId };
 }
 

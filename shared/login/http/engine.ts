@@ -9,6 +9,8 @@ import {
   checkCredentialHost,
   FlowFailure,
   homePageUrls,
+  isNextLoginStep,
+  isSameStep,
   outcomeOf,
   pathOf,
   recordFields,
@@ -17,6 +19,7 @@ import {
   showStep,
   successOutcome,
   UnreachableError,
+  unprovenSession,
   type StepProgress,
 } from "../kernel.ts";
 import { parsePage, type PageModel } from "../page.ts";
@@ -282,8 +285,9 @@ async function afterSubmit(
 ): Promise<StepOutcome> {
   const messages = siteMessages(model, secrets);
   const siteError = siteErrorOf(messages);
-  const step = analyzeStep(model, state.chosenMfa);
-  const shownAgain = step !== null && state.step.kind === "input" && step.plan.signature === state.step.signature;
+  const shown = analyzeStep(model, state.chosenMfa);
+  const step = shown && (await isNextLoginStep(shown, state.step, () => cookieSetSince(submitted.jarBefore, state.jar))) ? shown : null;
+  const shownAgain = step !== null && isSameStep(step, state.step);
   const shownBefore = new Set(state.formMessages);
   const answers = messages.filter((message) => !shownBefore.has(message.text));
   checkBlocked({ page, model }, shownAgain || (step ? asksToSignIn(step) : isLoginUrl(page.url)), answers);
@@ -304,6 +308,9 @@ async function afterSubmit(
   if (session.cookies.length === 0 || (!movedOn && !cookieSetSince(submitted.jarBefore, state.jar))) {
     throw browserMayHelp(new FlowFailure("internal_error", "the site showed no login step but set no new cookie, so there is no session to keep"));
   }
+  // A challenge that a page's script answers (a browser check) may let a browser through.
+  const unproven = unprovenSession(model, learnt.evidence);
+  if (unproven) throw browserMayHelp(new FlowFailure("unsupported_auth_method", unproven));
   return successOutcome(state, session, learnt, "http");
 }
 
@@ -315,7 +322,7 @@ function cookieSetSince(before: SerializedCookieJar, after: SerializedCookieJar)
   return cookiesOf(after).some((cookie) => earlier.get(identity(cookie)) !== cookie.value);
 }
 
-function inputOutcome(state: FlowState, step: LoginStep, websiteError: string | null): StepOutcome {
+function inputOutcome(state: FlowState, step: Pick<LoginStep, "prompt" | "plan">, websiteError: string | null): StepOutcome {
   return { kind: "input", state: state as unknown as EngineState, prompt: step.prompt, websiteError };
 }
 
