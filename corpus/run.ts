@@ -85,9 +85,15 @@ try {
   for (const app of instances) {
     running.push(app);
     progress(`== ${app.name}: starting ==`);
-    const site = await app.start({ browser });
-    results.set(app.name, await cycle(client, app, site));
-    await app.stop();
+    try {
+      const site = await app.start({ browser });
+      results.set(app.name, await cycle(client, app, site));
+    } catch (error) {
+      const note = `the app could not be started: ${error instanceof Error ? error.message : String(error)}`;
+      results.set(app.name, new Map([["ground truth", { passed: false, note }]]));
+    } finally {
+      await app.stop();
+    }
   }
 } catch (error) {
   progress(`corpus run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
@@ -143,74 +149,78 @@ async function cycle(client: Kernel, app: CorpusApp, site: RunningApp): Promise<
     health_check_interval: checkInterval,
   });
 
-  const loggedIn = await phase("login", async () => {
-    const ended = (await driveLogin(client, connection.id, answer(site.password))).at(-1) as Connection;
-    if (ended.flow_status !== "SUCCESS") fail(describeEnd(ended));
-    // The service's own field, which the official client's type does not name.
-    const evidence = (ended as Connection & { session_evidence?: string | null }).session_evidence;
-    return `SUCCESS, can_reauth ${ended.can_reauth}, session_evidence ${evidence ?? "null"}`;
-  });
-  if (loggedIn) {
-    await phase("profile", async () => {
-      if (!(await profileSignedIn())) fail("the saved profile, opened afresh, is not signed in");
-      return "the saved profile opens the app signed in";
+  // Deleted whichever phase ends the cycle: its checks would otherwise go on against a stopped app.
+  try {
+    const loggedIn = await phase("login", async () => {
+      const ended = (await driveLogin(client, connection.id, answer(site.password))).at(-1) as Connection;
+      if (ended.flow_status !== "SUCCESS") fail(describeEnd(ended));
+      // The service's own field, which the official client's type does not name.
+      const evidence = (ended as Connection & { session_evidence?: string | null }).session_evidence;
+      return `SUCCESS, can_reauth ${ended.can_reauth}, session_evidence ${evidence ?? "null"}`;
     });
-  }
-
-  await phase("wrong password", async () => {
-    const wrong = await client.auth.connections.create({ domain: "127.0.0.1", profile_name: `${app.name}-wrong`, login_url: site.loginUrl, health_checks: false, save_credentials: false });
-    try {
-      const shown = await driveLogin(client, wrong.id, (state) => {
-        if (state.website_error) throw new MessageShown(state.website_error);
-        return answer(`${site.password}-wrong`)(state);
-      }).then(
-        (states) => states.at(-1)?.website_error ?? fail(`no website_error; the flow ${describeEnd(states.at(-1) as Connection)}`),
-        (error: unknown) => {
-          if (!(error instanceof MessageShown)) throw error;
-          return error.message;
-        },
-      );
-      if (!site.wrongPassword.test(shown)) fail(`website_error "${shown}", not the site's message (${site.wrongPassword})`);
-      return `website_error "${shown}"`;
-    } finally {
-      await client.auth.connections.delete(wrong.id);
+    if (loggedIn) {
+      await phase("profile", async () => {
+        if (!(await profileSignedIn())) fail("the saved profile, opened afresh, is not signed in");
+        return "the saved profile opens the app signed in";
+      });
     }
-  });
-  if (!loggedIn) return outcomes;
 
-  const seenBeforeLogout = new Set((await timeline(client, connection.id)).map((event) => event.id));
-  await app.logoutEverywhere();
-  const noticed = await phase("logout noticed", async () => {
-    const events = await newEvents(client, connection.id, seenBeforeLogout, (events) => events.some(isLoggedOutCheck), 6);
-    if (!events.some(isLoggedOutCheck)) fail(`no health check found the session ended; the checks after it: ${describeChecks(events)}`);
-    return describeChecks(events.slice(0, events.findIndex(isLoggedOutCheck) + 1));
-  });
-  if (!noticed) return outcomes;
+    await phase("wrong password", async () => {
+      const wrong = await client.auth.connections.create({ domain: "127.0.0.1", profile_name: `${app.name}-wrong`, login_url: site.loginUrl, health_checks: false, save_credentials: false });
+      try {
+        const shown = await driveLogin(client, wrong.id, (state) => {
+          if (state.website_error) throw new MessageShown(state.website_error);
+          return answer(`${site.password}-wrong`)(state);
+        }).then(
+          (states) => states.at(-1)?.website_error ?? fail(`no website_error; the flow ${describeEnd(states.at(-1) as Connection)}`),
+          (error: unknown) => {
+            if (!(error instanceof MessageShown)) throw error;
+            return error.message;
+          },
+        );
+        if (!site.wrongPassword.test(shown)) fail(`website_error "${shown}", not the site's message (${site.wrongPassword})`);
+        return `website_error "${shown}"`;
+      } finally {
+        await client.auth.connections.delete(wrong.id);
+      }
+    });
+    if (!loggedIn) return outcomes;
 
-  const reauthed = await phase("re-auth", async () => {
-    const events = await newEvents(client, connection.id, seenBeforeLogout, (events) => events.some((event) => event.type === "reauth" && event.status !== "IN_PROGRESS"), 4);
-    const reauth = events.find((event) => event.type === "reauth" && event.status !== "IN_PROGRESS");
-    if (!reauth) fail(`no re-auth followed (connection: ${describeConnection(await client.auth.connections.retrieve(connection.id))})`);
-    if (reauth?.status !== "SUCCESS") fail(`re-auth ${reauth?.status} ${reauth?.error_code ?? ""}: ${reauth?.error_message ?? ""}`);
-    const now = await client.auth.connections.retrieve(connection.id);
-    if (now.status !== "AUTHENTICATED") fail(`after the re-auth the connection is ${describeConnection(now)}`);
-    if (!(await profileSignedIn())) fail("re-auth SUCCESS, but the saved profile is not signed in");
-    return "re-auth SUCCESS, AUTHENTICATED, profile signed in";
-  });
-  if (!reauthed) return outcomes;
+    const seenBeforeLogout = new Set((await timeline(client, connection.id)).map((event) => event.id));
+    await app.logoutEverywhere();
+    const noticed = await phase("logout noticed", async () => {
+      const events = await newEvents(client, connection.id, seenBeforeLogout, (events) => events.some(isLoggedOutCheck), 6);
+      if (!events.some(isLoggedOutCheck)) fail(`no health check found the session ended; the checks after it: ${describeChecks(events)}`);
+      return describeChecks(events.slice(0, events.findIndex(isLoggedOutCheck) + 1));
+    });
+    if (!noticed) return outcomes;
 
-  await phase("alive", async () => {
-    const seen = new Set((await timeline(client, connection.id)).map((event) => event.id));
-    const isCheck = (event: ManagedAuthTimelineEvent) => event.type === "health_check";
-    const events = await newEvents(client, connection.id, seen, (events) => events.filter(isCheck).length >= aliveChecks || events.some((event) => !isAliveCheck(event)), aliveChecks + 3);
-    const broken = events.find((event) => !isAliveCheck(event));
-    if (broken) fail(`${describeChecks([broken])}${broken.error_message ? `: ${broken.error_message}` : ""}, after ${events.slice(0, events.indexOf(broken)).filter(isCheck).length} good checks`);
-    if (events.filter(isCheck).length < aliveChecks) fail(`only ${events.filter(isCheck).length} health checks ran: ${describeChecks(events)}`);
-    if (!(await profileSignedIn())) fail(`${aliveChecks} checks said AUTHENTICATED, but the saved profile is not signed in`);
-    return `${events.filter(isCheck).length} checks AUTHENTICATED, no re-auth, profile signed in`;
-  });
-  await client.auth.connections.delete(connection.id);
-  return outcomes;
+    const reauthed = await phase("re-auth", async () => {
+      const events = await newEvents(client, connection.id, seenBeforeLogout, (events) => events.some((event) => event.type === "reauth" && event.status !== "IN_PROGRESS"), 4);
+      const reauth = events.find((event) => event.type === "reauth" && event.status !== "IN_PROGRESS");
+      if (!reauth) fail(`no re-auth followed (connection: ${describeConnection(await client.auth.connections.retrieve(connection.id))})`);
+      if (reauth?.status !== "SUCCESS") fail(`re-auth ${reauth?.status} ${reauth?.error_code ?? ""}: ${reauth?.error_message ?? ""}`);
+      const now = await client.auth.connections.retrieve(connection.id);
+      if (now.status !== "AUTHENTICATED") fail(`after the re-auth the connection is ${describeConnection(now)}`);
+      if (!(await profileSignedIn())) fail("re-auth SUCCESS, but the saved profile is not signed in");
+      return "re-auth SUCCESS, AUTHENTICATED, profile signed in";
+    });
+    if (!reauthed) return outcomes;
+
+    await phase("alive", async () => {
+      const seen = new Set((await timeline(client, connection.id)).map((event) => event.id));
+      const isCheck = (event: ManagedAuthTimelineEvent) => event.type === "health_check";
+      const events = await newEvents(client, connection.id, seen, (events) => events.filter(isCheck).length >= aliveChecks || events.some((event) => !isAliveCheck(event)), aliveChecks + 3);
+      const broken = events.find((event) => !isAliveCheck(event));
+      if (broken) fail(`${describeChecks([broken])}${broken.error_message ? `: ${broken.error_message}` : ""}, after ${events.slice(0, events.indexOf(broken)).filter(isCheck).length} good checks`);
+      if (events.filter(isCheck).length < aliveChecks) fail(`only ${events.filter(isCheck).length} health checks ran: ${describeChecks(events)}`);
+      if (!(await profileSignedIn())) fail(`${aliveChecks} checks said AUTHENTICATED, but the saved profile is not signed in`);
+      return `${events.filter(isCheck).length} checks AUTHENTICATED, no re-auth, profile signed in`;
+    });
+    return outcomes;
+  } finally {
+    await client.auth.connections.delete(connection.id);
+  }
 }
 
 const isLoggedOutCheck = (event: ManagedAuthTimelineEvent) => event.type === "health_check" && event.status === "NEEDS_AUTH";

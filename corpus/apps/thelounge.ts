@@ -97,8 +97,13 @@ export function thelounge(): CorpusApp {
       rmSync(home, { recursive: true, force: true });
       mkdirSync(home, { recursive: true });
       const port = await freePort();
+      // Its config is CommonJS, and the repository's package.json would make Node read it as a module.
+      writeFileSync(join(home, "package.json"), JSON.stringify({ type: "commonjs" }));
       writeFileSync(join(home, "config.js"), config(port, await freePort()));
+      // Its `add` command creates no users folder: without one it fails, and still exits 0.
+      mkdirSync(join(home, "users"));
       await run(process.execPath, [entry, "add", user.username, "--password", user.password], { cwd: installDir, env: env() });
+      if (!existsSync(join(home, "users", `${user.username}.json`))) throw new Error(`thelounge add left no user file (see ${join(root, "thelounge.log")})`);
       url = `http://127.0.0.1:${port}/`;
       await launch();
       return { url, loginUrl: url, ...user, wrongPassword: /Authentication failed/ };
@@ -107,8 +112,8 @@ export function thelounge(): CorpusApp {
     async signIn() {
       return withPage({ cookies: [], origins: [] }, async (page) => {
         if ((await drawnView(page)) !== "sign-in") throw new Error("a fresh browser was not asked to sign in");
-        await page.fill("input[name=username]", user.username);
-        await page.fill("input[name=password]", user.password);
+        await page.fill("#signin-username", user.username);
+        await page.fill("#signin-password", user.password);
         await page.click("button[type=submit]");
         await page.waitForSelector(signedInView, { timeout: viewWaitMs });
         return captureBrowserState(page.context());
