@@ -223,9 +223,14 @@ async function cycle(client: Kernel, app: CorpusApp, site: RunningApp): Promise<
   }
 }
 
-const isLoggedOutCheck = (event: ManagedAuthTimelineEvent) => event.type === "health_check" && event.status === "NEEDS_AUTH";
+function isLoggedOutCheck(event: ManagedAuthTimelineEvent): boolean {
+  return event.type === "health_check" && event.status === "NEEDS_AUTH";
+}
+
 /** A check that says signed in and can tell: `session_unverifiable` says the page cannot. */
-const isAliveCheck = (event: ManagedAuthTimelineEvent) => event.type === "health_check" && event.status === "AUTHENTICATED" && !event.error_code;
+function isAliveCheck(event: ManagedAuthTimelineEvent): boolean {
+  return event.type === "health_check" && event.status === "AUTHENTICATED" && !event.error_code;
+}
 
 async function timeline(client: Kernel, id: string): Promise<ManagedAuthTimelineEvent[]> {
   return (await client.auth.connections.timeline(id, { limit: 100 })).getPaginatedItems();
