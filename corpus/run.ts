@@ -118,15 +118,19 @@ async function cycle(client: Kernel, app: CorpusApp, site: RunningApp): Promise<
     progress(`${app.name}: ${name}: ${outcomes.get(name)?.passed ? "pass" : "FAIL"}: ${outcomes.get(name)?.note}`);
     return outcomes.get(name)?.passed ?? false;
   };
-  const answer = (password: string) => (connection: Connection) => {
-    const field_values: Record<string, string> = {};
-    for (const field of connection.fields ?? []) {
-      if (field.type === "identifier") field_values[field.id] = site.username;
-      else if (field.type === "password") field_values[field.id] = password;
-      else fail(`the flow asked for a ${field.type} (${field.label}), which this app's login has none of`);
-    }
-    if (Object.keys(field_values).length === 0) fail(`the flow asked for no field (choices: ${JSON.stringify(connection.choices ?? [])})`);
-    return { field_values };
+  const answer = (password: string) => {
+    let step = 0;
+    return (connection: Connection) => {
+      step += 1;
+      const field_values: Record<string, string> = {};
+      for (const field of connection.fields ?? []) {
+        if (field.type === "identifier") field_values[field.id] = site.username;
+        else if (field.type === "password") field_values[field.id] = password;
+        else fail(`step ${step} of the flow asked for a ${field.type} field "${field.label}", which this app's login does not ask`);
+      }
+      if (Object.keys(field_values).length === 0) fail(`step ${step} of the flow asked for no field (choices: ${JSON.stringify(connection.choices ?? [])})`);
+      return { field_values };
+    };
   };
   const profileSignedIn = async () => app.signedIn(await downloadedSession(client, app.name));
 
@@ -167,10 +171,11 @@ async function cycle(client: Kernel, app: CorpusApp, site: RunningApp): Promise<
 
     await phase("wrong password", async () => {
       const wrong = await client.auth.connections.create({ domain: "127.0.0.1", profile_name: `${app.name}-wrong`, login_url: site.loginUrl, health_checks: false, save_credentials: false });
+      const answerWrong = answer(`${site.password}-wrong`);
       try {
         const shown = await driveLogin(client, wrong.id, (state) => {
           if (state.website_error) throw new MessageShown(state.website_error);
-          return answer(`${site.password}-wrong`)(state);
+          return answerWrong(state);
         }).then(
           (states) => states.at(-1)?.website_error ?? fail(`no website_error; the flow ${describeEnd(states.at(-1) as Connection)}`),
           (error: unknown) => {
