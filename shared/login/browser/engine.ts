@@ -105,6 +105,8 @@ class LiveLogin {
   private readonly network: NetworkWatch;
   /** The running step's deadline, which bounds its every wait; none, and each wait has only its own budget. */
   private deadline: Deadline | undefined;
+  /** The HTML the site served for the main frame's current document, as the response's body is read. */
+  private servedHtml: Promise<string | null> = Promise.resolve(null);
 
   private readonly opened: OpenedBrowser;
   private readonly context: BrowserContext;
@@ -125,8 +127,11 @@ class LiveLogin {
     page.on("response", (response: Response) => {
       const request = response.request();
       const answer = { status: response.status(), headers: response.headers() };
-      if (request.isNavigationRequest() && response.frame() === page.mainFrame()) this.lastDocument = { url: response.url(), answer };
-      else if (["fetch", "xhr"].includes(request.resourceType()) && (answer.status === 429 || (answer.status >= 400 && answer.headers["retry-after"] !== undefined))) {
+      if (request.isNavigationRequest() && response.frame() === page.mainFrame()) {
+        this.lastDocument = { url: response.url(), answer };
+        // A redirect has no body to read: the document it leads to replaces this one.
+        this.servedHtml = response.text().catch(() => null);
+      } else if (["fetch", "xhr"].includes(request.resourceType()) && (answer.status === 429 || (answer.status >= 400 && answer.headers["retry-after"] !== undefined))) {
         this.limitedCall = answer;
       }
     });
@@ -275,7 +280,7 @@ class LiveLogin {
     await settle(this.page, this.network, settledBy);
     const failure = this.documentFailure();
     if (failure) throw failure;
-    return discover(this.page, chosenMfa, secrets);
+    return discover(this.page, chosenMfa, secrets, await settledBy.race(this.servedHtml, null));
   }
 
   /** Fills and sends what the submission answers, then decides from what the page does. */
