@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { createBrowserLoginEngine } from "#shared/login/browser/engine.ts";
-import type { LoginEngine, LoginTarget } from "#shared/login/types.ts";
-import { startLateLoginSite, type LateLoginSite } from "../sites/late-login-site.ts";
-import { loginChromiumForTests } from "../support/login-chromium.ts";
+import { expect, it } from "vitest";
+import type { LoginTarget } from "#shared/login/types.ts";
+import { startLateLoginSite } from "../sites/late-login-site.ts";
+import { browserEngineFile } from "../support/browser-engine-file.ts";
 import { asInput, asSuccess, submitThroughJson } from "../support/engine-steps.ts";
 import { patientMs } from "../support/patience.ts";
 
@@ -12,24 +11,10 @@ import { patientMs } from "../support/patience.ts";
  * first quiet moment.
  */
 
-let site: LateLoginSite;
-let chromium: Awaited<ReturnType<typeof loginChromiumForTests>>;
-let engine: LoginEngine;
-
-beforeAll(async () => {
-  site = await startLateLoginSite();
-  chromium = await loginChromiumForTests();
-  engine = createBrowserLoginEngine({ openBrowser: chromium.openBrowser });
-}, patientMs(120_000));
-
-afterAll(async () => {
-  const left = chromium?.running() ?? [];
-  await chromium?.dispose();
-  await site?.stop();
-  expect(left, "Chromium processes left behind by the engine").toEqual([]);
-});
+const file = browserEngineFile(startLateLoginSite);
 
 it("finds a login dialog drawn after a quiet page and a session check in flight, and logs in", async () => {
+  const { site, engine } = file;
   const target: LoginTarget = { domain: "127.0.0.1", loginUrl: site.loginUrl, allowedDomains: [] };
   const started = engine.start(target);
   // An engine that gave up on the quiet page ends the flow, and its browser, before the app asks.
@@ -47,6 +32,7 @@ it("finds a login dialog drawn after a quiet page and a session check in flight,
 }, patientMs(60_000));
 
 it("waits through a sign-in that shows its progress for longer than a quiet moment, and logs in", async () => {
+  const { site, engine } = file;
   site.answerSessionChecks();
   const target: LoginTarget = { domain: "127.0.0.1", loginUrl: site.progressLoginUrl, allowedDomains: [] };
   const first = asInput(await engine.start(target));
