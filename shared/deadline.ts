@@ -46,6 +46,17 @@ export class Deadline {
 
 
 
+  /** What `promise` resolves to, or `fallback` when the deadline comes first. */
+  async race<T, F>(promise: Promise<T>, fallback: F): Promise<T | F> {
+    let timer: NodeJS.Timeout | undefined;
+    const cut = new Promise<F>((resolve) => (timer = setTimeout(() => resolve(fallback), this.remainingMs())));
+    try {
+      return await Promise.race([promise, cut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Waits `ms`, or less when the deadline comes first. */
   async sleep(ms: number): Promise<void> {
     const wait = Math.min(ms, this.remainingMs());

@@ -7,10 +7,12 @@ import { collapse, isHidden, parentElement, textOf, unescapeJs, type PageModel }
 /**
  * The site's own message after a step (a wrong password's "Incorrect username or password", a
  * lockout's "Too many attempts"), read where sites put it: elements marked as an error, alert or
- * notice, field errors, live regions, a rejection sentence next to the form, a literal message an
- * inline script writes, or a page title that says the login failed. Never from what a person does
- * not see (`<noscript>`, scripts, templates, hidden elements) or from the page chrome, and never a
- * text that holds a secret the person just typed.
+ * notice, dialogs and toasts, field errors, live regions, a rejection sentence next to the form, a
+ * literal message an inline script writes, text the page's script drew (in a page a browser
+ * rendered), or a page title that says the login failed. A message box's text is its body, not its
+ * title or an icon's name, unless the title is all it says. Never from what a person does not see
+ * (`<noscript>`, scripts, templates, hidden elements) or from the page chrome, and never a text that
+ * holds a secret the person just typed.
  */
 
 export interface SiteMessage {
@@ -19,8 +21,19 @@ export interface SiteMessage {
   error: boolean;
 }
 
+export interface MessageSources {
+  /**
+   * The HTML the site served for a page that a browser rendered (its script run): a sentence of the
+   * rendered page that this does not show was drawn by the page's script, a message box or an inline
+   * script's message that nothing marks.
+   */
+  servedHtml?: string;
+}
+
 interface Candidate extends SiteMessage {
   element: Element | null;
+  /** A box's heading rather than its text: it gives way to a message that says more. */
+  title: boolean;
   strength: number;
   distance: number;
   order: number;
@@ -36,7 +49,13 @@ const maxReportedLength = 300;
 
 const errorMarker = /error|danger|invalid|warning|fail|denied/;
 const noticeMarker = /success|(^|[-_])(info|information|positive|confirm|confirmation)([-_]|$)/;
-const messageMarker = /(^|[-_])(alerts?|flash(es)?|notices?|notifications?|messages?|msgs?|callout|toast|feedback)([-_]|$)/;
+const messageMarker = /(^|[-_])(alerts?|flash(es)?|notices?|notifications?|messages?|msgs?|callout|toast|snack(bar)?|modal|dialog|popup|feedback)([-_]|$)/;
+/** A box's heading, by its class or id. */
+const titleMarker = /(^|[-_])(title|titlebar|heading|header|headline|caption)([-_]|$)/;
+/** An icon font's class (Font Awesome, Bootstrap Icons, Glyphicons, Material), whose element's text is a glyph's name. */
+const iconMarker = /(^|[-_])(icons?|glyph(icon)?|fa[srbl]?|bi|mdi|material-symbols)([-_]|$)/;
+const headings = new Set(["h1", "h2", "h3", "h4", "h5", "h6", "legend"]);
+const boxRoles = new Set(["dialog", "alertdialog", "alert"]);
 const helpMarker = /help-block|help-text|helper-text|form-text|(^|[-_])hint([-_]|$)/;
 const hiddenMarker = /^(hidden|d-none|is-hidden|hide|invisible|sr-only|visually-?hidden|screen-reader-text)$|screen-reader/;
 const chromeMarker = /cookie|consent|gdpr/;
@@ -62,10 +81,10 @@ const loginWords = /\b(password|passcode|user ?name|login|log ?in|sign ?in|e-?ma
  * the login (in or beside its form, or speaking of the login) before page-wide ones; then the
  * strongest marking; then the nearest the login form.
  */
-export function siteMessages(page: PageModel, secrets: readonly string[]): SiteMessage[] {
+export function siteMessages(page: PageModel, secrets: readonly string[], sources: MessageSources = {}): SiteMessage[] {
   const context = pageContext(page);
   const candidates = [...markedMessages(context), ...scriptMessages(context), ...titleMessages(page)];
-  candidates.push(...nearFormSentences(context, candidates));
+  candidates.push(...unmarkedSentences(context, candidates, sources.servedHtml));
   // Case-blind: a site may change the case of what it repeats.
   const typed = secrets
     .map((secret) => collapse(secret).toLowerCase())
@@ -77,6 +96,7 @@ export function siteMessages(page: PageModel, secrets: readonly string[]): SiteM
     (a, b) =>
       Number(b.error) - Number(a.error) ||
       Number(ofLogin.get(b)) - Number(ofLogin.get(a)) ||
+      Number(a.title) - Number(b.title) ||
       b.strength - a.strength ||
       a.distance - b.distance ||
       a.order - b.order,
@@ -101,6 +121,8 @@ interface PageContext {
   orderOf: Map<Element, number>;
   byId: Map<string, Element>;
   loginForm: Element | null;
+  /** Headings of boxes: headings, elements named as a title, and what a dialog's or alert's `aria-labelledby` names. */
+  titles: Set<Element>;
   /** The login form's surroundings: its container, widened past wrappers that hold nothing else. */
   formScope: Element | null;
   isExcluded: (element: Element) => boolean;
@@ -139,7 +161,15 @@ function pageContext(page: PageModel): PageContext {
   };
   const formScope = loginForm && scopeOf(loginForm);
   const besideForm = (element: Element | null): boolean => element !== null && formScope !== null && (element === formScope || isInside(element, formScope));
-  return { elements, orderOf, byId, loginForm, formScope, isExcluded, distanceToForm, besideForm };
+  const titles = new Set(elements.filter((element) => headings.has(element.name) || element.attribs.role === "heading" || markerNames(element).some((name) => titleMarker.test(name))));
+  for (const box of elements) {
+    if (!boxRoles.has(box.attribs.role ?? "") && box.name !== "dialog") continue;
+    for (const id of (box.attribs["aria-labelledby"] ?? "").split(/\s+/)) {
+      const label = id ? byId.get(id) : undefined;
+      if (label) titles.add(label);
+    }
+  }
+  return { elements, orderOf, byId, loginForm, titles, formScope, isExcluded, distanceToForm, besideForm };
 }
 
 /** The form's container, or the one around it while each holds nothing but the form's wrapper (at most three levels up). */
@@ -178,11 +208,12 @@ function markedMessages(context: PageContext): Candidate[] {
     if (controls.has(element.name) || context.isExcluded(element)) return;
     const marking = markingOf(element, fieldErrors.has(element));
     if (!marking) return;
-    const text = messageText(element);
+    const text = messageText(element, context);
     if (!text || text.length > maxCandidateLength || containsFields(element)) return;
     const words = errorWords.test(text);
     const error = marking.error ?? (words || (!successWords.test(text) && marking.alert === true));
-    candidates.push({ text, error, element, strength: marking.strength + (words ? 1 : 0), distance: context.distanceToForm(element), order });
+    const title = context.titles.has(element);
+    candidates.push({ text, error, element, title, strength: marking.strength + (words ? 1 : 0), distance: context.distanceToForm(element), order });
   });
   return candidates;
 }
@@ -200,7 +231,8 @@ function markingOf(element: Element, fieldError: boolean): { strength: number; e
   const role = element.attribs.role;
   if (role === "alert" || role === "alertdialog") return { strength: 3, alert: true };
   const live = element.attribs["aria-live"];
-  if (role === "status" || live === "polite" || live === "assertive" || names.some((name) => messageMarker.test(name))) return { strength: 2 };
+  const dialog = role === "dialog" || element.name === "dialog";
+  if (dialog || role === "status" || live === "polite" || live === "assertive" || names.some((name) => messageMarker.test(name))) return { strength: 2 };
   return null;
 }
 
@@ -214,21 +246,28 @@ function inErrorGroup(element: Element): boolean {
 }
 
 /**
- * A rejection sentence that nothing marks, in the login form or beside it: "Login failed." in a
- * plain `<p>` or `<font color=red>`. The innermost such element, so one line and not its container.
+ * A rejection sentence that nothing marks: "Login failed." in a plain `<p>` or `<font color=red>` in
+ * the login form or beside it; and on a page that still asks to log in, one anywhere that speaks of
+ * the login and that the page's script drew (not in `servedHtml`): a message box, a toast, an inline
+ * script's message. The innermost such element, so one line and not its container.
  */
-function nearFormSentences(context: PageContext, marked: Candidate[]): Candidate[] {
-  const scope = context.formScope;
-  if (!scope) return [];
+function unmarkedSentences(context: PageContext, marked: Candidate[], servedHtml: string | undefined): Candidate[] {
+  // A signed-in page's own sentences are no answer to a login: only a page that still asks for one.
+  const drawnHtml = context.loginForm ? servedHtml : undefined;
+  let served: string | undefined;
+  const drawnByScript = (html: string, text: string) => !(served ??= textOf(parseDocument(html))).includes(text);
   const insideMarked = (element: Element) => marked.some((candidate) => candidate.element && (candidate.element === element || isInside(element, candidate.element)));
   const found: Candidate[] = [];
-  for (const element of DomUtils.findAll((node) => sentenceElements.has(node.name), [scope])) {
-    if (context.isExcluded(element) || containsFields(element)) continue;
-    const text = messageText(element);
+  for (const element of context.elements) {
+    if (!sentenceElements.has(element.name) || context.isExcluded(element) || containsFields(element)) continue;
+    const beside = context.besideForm(element);
+    if (!beside && drawnHtml === undefined) continue;
+    const text = messageText(element, context);
     if (!text || text.length > maxNearFormLength || text.endsWith("?") || !rejectionWords.test(text) || successWords.test(text)) continue;
-    if (DomUtils.findAll((node) => node.name === "a", element.children).some((link) => messageText(link) === text)) continue;
+    if (!beside && (drawnHtml === undefined || !loginWords.test(text) || !drawnByScript(drawnHtml, text))) continue;
+    if (DomUtils.findAll((node) => node.name === "a", element.children).some((link) => messageText(link, context) === text)) continue;
     if (insideMarked(element)) continue;
-    found.push({ text, error: true, element, strength: 1, distance: context.distanceToForm(element), order: context.orderOf.get(element)! });
+    found.push({ text, error: true, element, title: context.titles.has(element), strength: 1, distance: context.distanceToForm(element), order: context.orderOf.get(element)! });
   }
   return found.filter((candidate) => !found.some((other) => other !== candidate && isInside(other.element!, candidate.element!)));
 }
@@ -261,7 +300,7 @@ function scriptMessages(context: PageContext): Candidate[] {
         if (target === undefined || (target && context.isExcluded(target)) || !runsOnLoad(code, match.index)) continue;
         const text = literalText(match.groups!.literal!);
         if (!text || text.length > maxCandidateLength) continue;
-        candidates.push({ text, error: rejectionWords.test(text), element: target, strength: 1, distance: target ? context.distanceToForm(target) : Number.POSITIVE_INFINITY, order });
+        candidates.push({ text, error: rejectionWords.test(text), element: target, title: false, strength: 1, distance: target ? context.distanceToForm(target) : Number.POSITIVE_INFINITY, order });
       }
     }
   });
@@ -314,15 +353,25 @@ function literalText(literal: string): string {
 /** A title that reports the failure ("Login failed"): the last resort, after anything in the page's body. */
 function titleMessages(page: PageModel): Candidate[] {
   if (!rejectionWords.test(page.title) || successWords.test(page.title)) return [];
-  return [{ text: page.title, error: true, element: null, strength: 0, distance: Number.POSITIVE_INFINITY, order: 0 }];
+  return [{ text: page.title, error: true, element: null, title: false, strength: 0, distance: Number.POSITIVE_INFINITY, order: 0 }];
 }
 
-/** An outer candidate gives way to one inside it that says as much: `.cdx-message--error` to its `.cdx-message__content`. */
+/**
+ * An outer candidate gives way to one inside it that says as much: `.cdx-message--error` to its
+ * `.cdx-message__content`; never to its title, which says less.
+ */
 function hasInnerRival(candidate: Candidate, candidates: Candidate[]): boolean {
   const outer = candidate.element;
   if (!outer) return false;
   return candidates.some(
-    (other) => other !== candidate && other.element && other.element !== outer && other.error === candidate.error && other.strength >= candidate.strength && isInside(other.element, outer),
+    (other) =>
+      other !== candidate &&
+      other.element &&
+      other.element !== outer &&
+      !other.title &&
+      other.error === candidate.error &&
+      other.strength >= candidate.strength &&
+      isInside(other.element, outer),
   );
 }
 
@@ -331,10 +380,29 @@ function isInside(element: Element, container: Element): boolean {
   return false;
 }
 
-/** The text a person reads in the element; none when it has no word (a required-field "*", an icon's glyph). */
-function messageText(element: Element): string {
-  const text = textOf(element, new Set(), (inner) => inner.name === "button" || unseen.has(inner.name) || isUnread(inner));
-  return /\p{L}{2}/u.test(text) ? text : "";
+/**
+ * The text a person reads in the element, less its buttons and icons, and less the headings inside
+ * it when it says more than them (a dialog's "Login Failed" above "You entered an incorrect
+ * password"); none when it has no word (a required-field "*", an icon's glyph).
+ */
+function messageText(element: Element, context: PageContext): string {
+  const unread = (inner: Element) => inner.name === "button" || inner.attribs.role === "button" || unseen.has(inner.name) || isUnread(inner);
+  const body = textOf(element, new Set(), (inner) => unread(inner) || (inner !== element && context.titles.has(inner)));
+  const text = hasWords(body) ? body : textOf(element, new Set(), unread);
+  return hasWords(text) ? text : "";
+}
+
+function hasWords(text: string): boolean {
+  return /\p{L}{2}/u.test(text);
+}
+
+/**
+ * An icon: an icon element (`<mat-icon>`, `<ion-icon>`), or an `<i>` or `<span>` of an icon font,
+ * whose text, if any, is one word naming the glyph ("error", "warning").
+ */
+function isIcon(element: Element): boolean {
+  const iconElement = /(^|-)icon$/.test(element.name) || ((element.name === "i" || element.name === "span") && markerNames(element).some((name) => iconMarker.test(name)));
+  return iconElement && !/\s/.test(textOf(element));
 }
 
 function containsFields(element: Element): boolean {
@@ -355,6 +423,7 @@ function isUnread(element: Element): boolean {
     isHidden(element) ||
     (attribs.type ?? "").toLowerCase() === "hidden" ||
     (element.name === "dialog" && !("open" in attribs)) ||
+    isIcon(element) ||
     (attribs.class ?? "").toLowerCase().split(/\s+/).some((name) => hiddenMarker.test(name))
   );
 }

@@ -27,4 +27,10 @@ describe("Deadline", () => {
     expect(deadline.signal.aborted).toBe(true);
     await deadline.sleep(60_000);
   });
+
+  it("races a promise: its value when it comes first, the fallback once the deadline has passed", async () => {
+    expect(await Deadline.in(60_000).race(Promise.resolve("answer"), "late")).toBe("answer");
+    expect(await Deadline.in(10).race(new Promise<string>(() => undefined), "late")).toBe("late");
+    expect(await Deadline.in(0).race(new Promise<string>(() => undefined), null)).toBeNull();
+  });
 });

@@ -43,8 +43,11 @@ const clickableRoles = new Set(["button", "link"]);
 /** Counts snapshots per process, so that refs of different snapshots never collide. */
 let rounds = 0;
 
-/** Snapshots the page and analyses it; `secrets` are what was typed, never to be echoed in a message. */
-export async function discover(page: Page, chosenMfa: MfaType | null, secrets: readonly string[]): Promise<Discovery> {
+/**
+ * Snapshots the page and analyses it; `secrets` are what was typed, never to be echoed in a message.
+ * `servedHtml` is what the site served for the document, which tells the text its script drew.
+ */
+export async function discover(page: Page, chosenMfa: MfaType | null, secrets: readonly string[], servedHtml: string | null = null): Promise<Discovery> {
   const snapshot = await snapshotSteadily(page);
   const model = parsePage(snapshot.html, page.url());
   const found = analyzeStep(model, chosenMfa);
@@ -77,7 +80,7 @@ export async function discover(page: Page, chosenMfa: MfaType | null, secrets: r
     for (const button of prompt.pending_sso_buttons) button.selector = liveChoiceSelectors.get(button.selector) ?? button.selector;
     step = { prompt, plan: found.plan, asksLogin: found.asksLogin };
   }
-  return { model, html: snapshot.html, step, targets, messages: siteMessages(model, secrets) };
+  return { model, html: snapshot.html, step, targets, messages: siteMessages(model, secrets, servedHtml === null ? {} : { servedHtml }) };
 }
 
 /** What a person could press to get to the login: visible links and buttons that offer to sign in, best first. */

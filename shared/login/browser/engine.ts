@@ -35,7 +35,7 @@ import { refAttribute } from "./dom-snapshot.ts";
 import { createFlowRegistry, type FlowRegistry } from "./flow-registry.ts";
 import { probeInBrowser, type OpenBrowser, type OpenedBrowser } from "./probe.ts";
 import { browserStateValues, startReplay, stopReplay, storedSecrets } from "./replay.ts";
-import { settle, watchNetwork, type NetworkWatch } from "./settle.ts";
+import { settle, watchDom, watchNetwork, type DomWatch, type NetworkWatch } from "./settle.ts";
 
 export interface BrowserEngineOptions {
   /** Opens a Chromium for one flow of `target` with the network policy in place (a forward proxy); `close` ends both. The composition supplies it. */
@@ -77,8 +77,17 @@ const actionTimeoutMs = 5_000;
 const loadSettleMs = 5_000;
 /** How long after a submit the page may take to show its answer (a new step, an error, the signed-in page). */
 const answerWaitMs = 10_000;
-/** A same step shown again with no message at all may still be working: it gets this much more. */
+/**
+ * The page's quiet that makes a same step shown again without a word the answer: a page that changes
+ * or talks to its site within it is still at work, and is looked at again (up to `answerWaitMs`).
+ */
 const silentRetryMs = 1_500;
+/**
+ * How long the search for the login watches pages that show neither a login step, a signed-in page
+ * nor a sign-in control: an app may load megabytes of script and ask its server whether a session
+ * exists before it draws its login. Each change of the page is looked at; a login found ends the wait.
+ */
+const lateLoginWaitMs = 15_000;
 const maxSignInControls = 3;
 const maxReplaySteps = 6;
 
@@ -110,6 +119,10 @@ class LiveLogin {
   private readonly network: NetworkWatch;
   /** The running step's deadline, which bounds its every wait; none, and each wait has only its own budget. */
   private deadline: Deadline | undefined;
+  /** The page's document since the last look began reading it. */
+  private sinceLook: DomWatch | null = null;
+  /** The HTML the site served for the main frame's current document, as the response's body is read. */
+  private servedHtml: Promise<string | null> = Promise.resolve(null);
 
   private readonly opened: OpenedBrowser;
   private readonly context: BrowserContext;
@@ -130,8 +143,11 @@ class LiveLogin {
     page.on("response", (response: Response) => {
       const request = response.request();
       const answer = { status: response.status(), headers: response.headers() };
-      if (request.isNavigationRequest() && response.frame() === page.mainFrame()) this.lastDocument = { url: response.url(), answer };
-      else if (["fetch", "xhr"].includes(request.resourceType()) && (answer.status === 429 || (answer.status >= 400 && answer.headers["retry-after"] !== undefined))) {
+      if (request.isNavigationRequest() && response.frame() === page.mainFrame()) {
+        this.lastDocument = { url: response.url(), answer };
+        // A redirect has no body to read: the document it leads to replaces this one.
+        this.servedHtml = response.text().catch(() => null);
+      } else if (["fetch", "xhr"].includes(request.resourceType()) && (answer.status === 429 || (answer.status >= 400 && answer.headers["retry-after"] !== undefined))) {
         this.limitedCall = answer;
       }
     });
@@ -233,11 +249,13 @@ class LiveLogin {
   /** Finds the login in the rendered page of `loginUrl` (or the home page), behind a sign-in control if need be. */
   private async findLogin(): Promise<Discovery & { step: LoginStep }> {
     const entryUrl = await this.openEntry();
-    let found = await this.look(null, []);
-    checkBlocked(this.siteAnswer(found), found.step !== null, [], this.now());
+    // One bound for the whole search: the entry page and the pages its sign-in controls lead to.
+    const patience = this.budget(lateLoginWaitMs);
+    const controlsOf = (found: Discovery) => signInControls(found.model, (url) => scopeRefusal(url, this.target, { allowPrivateTargets: true }) === null);
+    let found = await this.awaitLogin(patience, (entry) => controlsOf(entry).length > 0);
     if (found.step) return found as Discovery & { step: LoginStep };
     const entryPath = pathOf(this.page.url());
-    const controls = signInControls(found.model, (url) => scopeRefusal(url, this.target, { allowPrivateTargets: true }) === null).slice(0, maxSignInControls);
+    const controls = controlsOf(found).slice(0, maxSignInControls);
     for (const [index, control] of controls.entries()) {
       this.beginAction();
       if (index > 0) await navigate(this.page, entryUrl, { timeoutMs: this.boundedMs(navigationTimeoutMs) });
@@ -248,8 +266,7 @@ class LiveLogin {
           .then(() => true, () => false);
         if (!clicked) continue;
       }
-      found = await this.look(null, []);
-      checkBlocked(this.siteAnswer(found), found.step !== null, [], this.now());
+      found = await this.awaitLogin(patience, () => false);
       if (found.step) return found as Discovery & { step: LoginStep };
     }
     throw new FlowFailure("login_form_not_found", `no login form in the rendered page at ${entryPath} nor behind a sign-in control on it`);
@@ -275,12 +292,35 @@ class LiveLogin {
     return last;
   }
 
+  /**
+   * The page once it shows a login step, a signed-in page or what `enough` accepts, or as it is when
+   * `patience` has passed. A page that shows none of them may be an app still loading (a large script,
+   * then a request asking its server whether a session exists, then its login drawn): it is looked at
+   * again at each change of its document, never judged by its first quiet moment alone.
+   */
+  private async awaitLogin(patience: Deadline, enough: (found: Discovery) => boolean): Promise<Discovery> {
+    for (;;) {
+      const found = await this.look(null, []);
+      checkBlocked(this.siteAnswer(found), found.step !== null, [], this.now());
+      if (found.step || found.model.hasSignOut || enough(found) || patience.passed) return found;
+      if (!(await this.changedSinceLook(patience.remainingMs(), patience))) return found;
+    }
+  }
+
   /** The settled page, analysed; a main document that did not come from the site ends the flow. */
   private async look(chosenMfa: MfaType | null, secrets: readonly string[], settledBy = this.budget(loadSettleMs)): Promise<Discovery> {
     await settle(this.page, this.network, settledBy);
     const failure = this.documentFailure();
     if (failure) throw failure;
-    return discover(this.page, chosenMfa, secrets);
+    // Watched from before the snapshot: a change while it is read is one the page made after this look.
+    await this.sinceLook?.stop();
+    this.sinceLook = await watchDom(this.page, refAttribute);
+    return discover(this.page, chosenMfa, secrets, await settledBy.race(this.servedHtml, null));
+  }
+
+  /** Whether the page changed since the last look (or left its document) within `ms` of its own time, never past `deadline`. */
+  private changedSinceLook(ms: number, deadline: Deadline): Promise<boolean> {
+    return this.sinceLook ? this.sinceLook.changed(ms, deadline) : Promise.resolve(true);
   }
 
   /** Fills and sends what the submission answers, then decides from what the page does. */
@@ -341,7 +381,6 @@ class LiveLogin {
    */
   private async decide(state: BrowserFlowState, answered: boolean, secrets: string[], before: Set<string>, urlBefore: string): Promise<StepOutcome> {
     const answerBy = this.budget(answerWaitMs);
-    const silentUntil = answerBy.within(silentRetryMs);
     for (;;) {
       const found = await this.look(state.chosenMfa, secrets, answerBy);
       const url = this.page.url();
@@ -352,8 +391,9 @@ class LiveLogin {
       const answers = found.messages.filter((message) => !shownBefore.has(message.text));
       checkBlocked(this.siteAnswer(found), shownAgain || (step ? asksToSignIn(step) : isLoginUrl(url)), answers, this.now());
       if (step) {
-        // The page may still be at work (a request not sent yet, a spinner): silence earns a little more time.
-        if (shownAgain && answered && found.messages.length === 0 && !silentUntil.passed) continue;
+        // The same step without a word may be the page still at work (a request not sent yet, a progress
+        // shown): no answer while it keeps changing or talking to its site.
+        if (shownAgain && answered && found.messages.length === 0 && !answerBy.passed && (await this.stillAtWork(answerBy))) continue;
         showStep(state, step, answered && shownAgain, found.messages, siteError);
         state.targets = found.targets;
         return inputOutcome(state, step, siteError);
@@ -365,7 +405,14 @@ class LiveLogin {
       const leftLogin = url !== urlBefore && !isLoginUrl(url);
       if (newState || leftLogin) return this.succeed(state, found);
       if (answerBy.passed) throw new FlowFailure("internal_error", "the login form went away but the site set no new session state and stayed on the login page");
+      // Looked at again when the page changes, or after a moment of quiet: a session may be kept without a change to see.
+      await this.changedSinceLook(silentRetryMs, answerBy);
     }
+  }
+
+  /** The page changes within a moment of its own quiet, or a request of its is open. */
+  private async stillAtWork(by: Deadline): Promise<boolean> {
+    return (await this.changedSinceLook(silentRetryMs, by)) || this.network.busy();
   }
 
   private async succeed(state: BrowserFlowState, landed: Discovery): Promise<StepOutcome> {
