@@ -47,15 +47,20 @@ export async function checkWithEngines(
   session: StorageState,
   evidence: SessionEvidence | null,
 ): Promise<EngineCheck> {
-  const ask = (kind: LoginEngineKind) => engine.probe({ ...loginTarget(connection), engine: kind }, session, connection.post_login_url, evidence);
+  const ask = (kind: LoginEngineKind, state: StorageState) => engine.probe({ ...loginTarget(connection), engine: kind }, state, connection.post_login_url, evidence);
   const first = checkEngine(connection, evidence);
-  const probe = await ask(first);
+  const probe = await ask(first, session);
   if (probe.state !== "inconclusive") return { probe, checkedWith: first, note: null, inconclusiveChecks: 0 };
   const inARow = (connection.inconclusive_checks ?? 0) + 1;
   if (inARow < inconclusiveChecksBeforeOtherEngine) return { probe, checkedWith: first, note: null, inconclusiveChecks: inARow };
   const other: LoginEngineKind = first === "http" ? "browser" : "http";
+  // The first look may have renewed the session (a rotated token): the second sends the renewal, and
+  // hands it back when it renews nothing itself, so the save-back keeps it.
+  const renewed = probe.session ?? session;
+  const second = await ask(other, renewed);
+  const lastSession = second.state === "logged_in" || second.state === "inconclusive" ? { session: second.session ?? renewed } : {};
   return {
-    probe: await ask(other),
+    probe: { ...second, ...lastSession },
     checkedWith: other,
     note: `${inARow} checks in a row could not tell ${engineWords[first]} whether the session works: this one asked ${engineWords[other]}`,
     inconclusiveChecks: 0,

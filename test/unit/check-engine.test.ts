@@ -66,4 +66,20 @@ describe("checks that cannot tell", () => {
     expect(await checkWithEngines(fake.engine, connection(2), session, evidence("unverifiable", "http"))).toMatchObject({ checkedWith: "browser", inconclusiveChecks: 0 });
     expect(fake.asked).toEqual(["browser", "browser"]);
   });
+
+  it("sends the other engine the session the first renewed, and hands that renewal back for the save-back", async () => {
+    const renewed = { cookies: [{ name: "refresh", value: "second", domain: "app.example", path: "/", expires: -1, httpOnly: true, secure: true, sameSite: "Lax" as const }], origins: [] };
+    const sent: unknown[] = [];
+    const engine = {
+      async probe(target: { engine?: LoginEngineKind | null }, state: unknown): Promise<ProbeOutcome> {
+        sent.push(state);
+        return target.engine === "browser" ? { state: "inconclusive", reason: "the browser cannot tell", session: renewed } : { state: "logged_in" };
+      },
+    };
+
+    const third = await checkWithEngines(engine, connection(2), session, evidence("unverifiable", "http"));
+
+    expect(sent).toEqual([session, renewed]);
+    expect(third.probe).toEqual({ state: "logged_in", session: renewed });
+  });
 });
