@@ -51,7 +51,7 @@ const accountPickerWords = /(choose|select|pick|switch) (an |your |the )?(accoun
 const accountGroupNames = /account|workspace|tenant|org|profile|user/i;
 /** "Sign in with X", "Continue with X" and their kin in German, French and Spanish: X is the identity provider. */
 const ssoWords =
-  /^(?:sign in|log ?in|continue|sign up|connect|anmelden|einloggen|weiter|se connecter|connexion|continuer|iniciar sesi[óo]n|continuar|entrar)\s+(?:with|using|via|through|mit|über|avec|con)\s+(.{2,40}?)[.!]?$/i;
+  /^(?:sign in|log ?in|continue|sign up|anmelden|einloggen|weiter|se connecter|connexion|continuer|iniciar sesi[óo]n|continuar|entrar)\s+(?:with|using|via|through|mit|über|avec|con)\s+(.{2,40}?)[.!]?$/i;
 const navigationWords = /sign ?out|log ?out|help|privacy|terms|cancel|back|home|forgot|create|sign ?up|register|learn more|support/i;
 const dismissWords = /^(cancel|back|close|skip|not now|no thanks)$/i;
 

@@ -300,7 +300,8 @@ class LiveLogin {
    */
   private async awaitLogin(patience: Deadline, enough: (found: Discovery) => boolean): Promise<Discovery> {
     for (;;) {
-      const found = await this.look(null, []);
+      // Each look settles within the patience left, so the wait in all stays within its bound.
+      const found = await this.look(null, [], patience.within(loadSettleMs));
       checkBlocked(this.siteAnswer(found), found.step !== null, [], this.now());
       if (found.step || found.model.hasSignOut || enough(found) || patience.passed) return found;
       if (!(await this.changedSinceLook(patience.remainingMs(), patience))) return found;
