@@ -63,6 +63,8 @@ export interface StepPlan {
   choices: PlannedChoice[];
   /** Equal for the same form shown again (a rejected password comes back to it). */
   signature: string;
+  /** The step is an HTTP Basic challenge (http-auth.ts), answered with an `Authorization` header rather than a form. */
+  basicAuth?: { realm: string | null };
 }
 
 export interface LoginStep {

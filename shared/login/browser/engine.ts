@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { BrowserContext, Frame, Locator, Page, Request, Response } from "playwright-core";
+import type { BrowserContext, Frame, Locator, Page, Request, Response, Route } from "playwright-core";
 import type { StorageState } from "../../archive/storage-state.ts";
 import { Deadline } from "../../deadline.ts";
 import { newId } from "../../ids.ts";
@@ -17,12 +17,14 @@ import {
   pathOf,
   recordFields,
   RefusedRequestError,
+  refusalOf,
   showStep,
   successOutcome,
   unprovenSession,
   type StepProgress,
 } from "../kernel.ts";
 import { isLoginUrl, type LoginStep } from "../forms.ts";
+import { basicAuthorization, basicAuthStep, basicChallengeOf, basicPasswordField, basicRejectionMessages, basicUserField, unkeptBasicSession } from "../http-auth.ts";
 import { credentialHostRefusal, hostOf, scopeRefusal } from "../../policy/scope.ts";
 import { siteErrorOf } from "../site-message.ts";
 import { durableAnswer, readSubmission, type SubmissionIntent } from "../submission.ts";
@@ -316,7 +318,11 @@ class LiveLogin {
     // Watched from before the snapshot: a change while it is read is one the page made after this look.
     await this.sinceLook?.stop();
     this.sinceLook = await watchDom(this.page, refAttribute);
-    return discover(this.page, chosenMfa, secrets, await settledBy.race(this.servedHtml, null));
+    const found = await discover(this.page, chosenMfa, secrets, await settledBy.race(this.servedHtml, null));
+    // The browser's own prompt is no part of the page: a document answered with a Basic challenge asks it.
+    const answer = this.documentAnswer();
+    const challenge = answer && basicChallengeOf(answer);
+    return challenge ? { ...found, step: basicAuthStep(this.page.url(), challenge), targets: { fields: {}, choices: {}, submitRef: null } } : found;
   }
 
   /** Whether the page changed since the last look (or left its document) within `ms` of its own time, never past `deadline`. */
@@ -329,6 +335,7 @@ class LiveLogin {
     const intent = readSubmission(state.prompt, submission);
     if ("problem" in intent) return inputOutcome(state, { prompt: state.prompt, plan: state.step }, intent.problem);
     const { credentialDomain } = options;
+    if (state.step.basicAuth && intent.kind === "fields") return this.answerBasic(state, intent.values, options);
     if (credentialDomain === undefined || intent.kind === "nothing" || Object.keys(intent.values).length === 0) return this.act(state, intent, options);
     const unguard = await this.guardRepeatedPosts(credentialDomain);
     try {
@@ -375,6 +382,58 @@ class LiveLogin {
   }
 
   /**
+   * Answers an HTTP Basic challenge as the browser's prompt would, for one request: the page's
+   * address loaded again, its request sent by the context's own client with the `Authorization`
+   * header and the context's cookies (through the browser's proxy) and not following redirects, its
+   * answer handed to the page. The browser follows a redirect itself, without the header: Playwright
+   * would carry a header added by `route.continue` to every redirect, another host's included, and
+   * Chromium's own prompt answer (CDP `Fetch.continueWithAuth`) is cached and sent again by itself,
+   * which would hide a site that keeps no session without the password.
+   */
+  private async answerBasic(state: BrowserFlowState, values: Record<string, string>, { credentialDomain, totpCodeFields }: AnswerOptions): Promise<StepOutcome> {
+    const pageUrl = state.step.pageUrl;
+    if (credentialDomain !== undefined) checkCredentialHost(credentialDomain, pageUrl);
+    const answer = basicAuthorization(values[basicUserField] ?? "", values[basicPasswordField] ?? "");
+    if ("problem" in answer) return inputOutcome(state, { prompt: state.prompt, plan: state.step }, answer.problem);
+    this.keepOutOfReplay([...Object.values(values), answer.authorization]);
+    const secrets: string[] = [];
+    recordFields(state, values, secrets, hostOf(new URL(pageUrl)), totpCodeFields);
+    const before = await this.sessionFingerprint();
+    const isPage = (url: URL) => url.href === pageUrl;
+    const authorize = async (route: Route) => {
+      const request = route.request();
+      if (!request.isNavigationRequest() || request.frame() !== this.page.mainFrame()) return route.fallback();
+      try {
+        const response = await route.fetch({ headers: { ...request.headers(), authorization: answer.authorization }, maxRedirects: 0 });
+        await route.fulfill({ response });
+      } catch {
+        await route.abort("failed").catch(() => undefined);
+      }
+    };
+    await this.page.route(isPage, authorize);
+    this.beginAction();
+    try {
+      await navigate(this.page, pageUrl, { timeoutMs: this.boundedMs(navigationTimeoutMs) });
+    } finally {
+      await this.page.unroute(isPage, authorize);
+    }
+    return this.decide(state, true, secrets, before, pageUrl);
+  }
+
+  /**
+   * The page a Basic password opened, loaded again with the cookies alone: what a profile keeps, so
+   * a site that needs the password with every request ends the flow (`unkeptBasicSession`).
+   */
+  private async withCookiesAlone(url: string): Promise<Discovery> {
+    this.beginAction();
+    await navigate(this.page, url, { timeoutMs: this.boundedMs(navigationTimeoutMs) });
+    const found = await this.look(null, []);
+    const refusal = found.step ? "it asks to sign in again" : refusalOf({ status: this.documentAnswer()?.status ?? 200, url: this.page.url(), body: found.html }, found.model, url);
+    if (refusal) throw unkeptBasicSession(url, refusal);
+    return found;
+  }
+
+  /**
    * Waits for the page's answer and reads it as the HTTP engine reads a response: another step
    * (the same one again is a rejection; a box that asks nothing a login asks is none once new session
    * state shows), a block, or success, which needs evidence: the login form gone and new session state
@@ -382,20 +441,23 @@ class LiveLogin {
    */
   private async decide(state: BrowserFlowState, answered: boolean, secrets: string[], before: Set<string>, urlBefore: string): Promise<StepOutcome> {
     const answerBy = this.budget(answerWaitMs);
+    const answeredBasic = state.step.basicAuth !== undefined;
     for (;;) {
       const found = await this.look(state.chosenMfa, secrets, answerBy);
       const url = this.page.url();
-      const siteError = siteErrorOf(found.messages);
       const step = found.step && (await isNextLoginStep(found.step, state.step, () => this.sessionChangedSince(before))) ? found.step : null;
       const shownAgain = step !== null && isSameStep(step, state.step);
       const shownBefore = new Set(state.formMessages);
       const answers = found.messages.filter((message) => !shownBefore.has(message.text));
+      const heard = shownAgain && step.plan.basicAuth ? basicRejectionMessages(found.messages, shownBefore) : { said: found.messages, standing: found.messages };
+      const siteError = siteErrorOf(heard.said);
       checkBlocked(this.siteAnswer(found), shownAgain || (step ? asksToSignIn(step) : isLoginUrl(url)), answers, this.now());
       if (step) {
         // The same step without a word may be the page still at work (a request not sent yet, a progress
         // shown): no answer while it keeps changing or talking to its site.
-        if (shownAgain && answered && found.messages.length === 0 && !answerBy.passed && (await this.stillAtWork(answerBy))) continue;
-        showStep(state, step, answered && shownAgain, found.messages, siteError);
+        // A 401 to a Basic password is the server's own answer, never a page at work.
+        if (shownAgain && answered && !answeredBasic && found.messages.length === 0 && !answerBy.passed && (await this.stillAtWork(answerBy))) continue;
+        showStep(state, step, answered && shownAgain, heard.standing, siteError);
         state.targets = found.targets;
         return inputOutcome(state, step, siteError);
       }
@@ -403,6 +465,10 @@ class LiveLogin {
       if (status >= 400) throw new FlowFailure("internal_error", `the site refused the submitted step (HTTP ${status}${siteError ? `: ${siteError}` : ""})`);
       if (siteError && isLoginUrl(url)) throw new FlowFailure("credentials_invalid", `the site stopped the login: ${siteError}`);
       const newState = await this.sessionChangedSince(before);
+      if (answeredBasic) {
+        if (!newState) throw unkeptBasicSession(url, null);
+        return this.succeed(state, await this.withCookiesAlone(url));
+      }
       const leftLogin = url !== urlBefore && !isLoginUrl(url);
       if (newState || leftLogin) return this.succeed(state, found);
       if (answerBy.passed) throw new FlowFailure("internal_error", "the login form went away but the site set no new session state and stayed on the login page");

@@ -52,6 +52,11 @@ export interface PageRequest {
   referer?: string;
   /** The request carries a credential stored for this domain: it goes to no host outside it, a redirect that repeats it included. */
   credentialDomain?: string;
+  /**
+   * An `Authorization` header (an answered Basic challenge), sent to the first URL's origin only: a
+   * redirect to another origin goes without it, as a browser's does.
+   */
+  authorization?: string;
   /** The step's deadline: the request, its redirects and its body included, is given up then. */
   deadline?: Deadline;
 }
@@ -129,6 +134,7 @@ export function createWebClient(options: NetworkOptions): WebClient {
     const visited: string[] = [];
     // The first request carries the values (in its body or, for a GET form, its query); a 307 or 308 repeats that body.
     let carriedCredential = request.credentialDomain;
+    const authorizedOrigin = request.authorization === undefined ? null : url.origin;
     for (let hop = 0; ; hop++) {
       if (hop > maxRedirects) throw new UnreachableError(`${hostOf(url)} redirected more than ${maxRedirects} times`);
       const refusal = scopeRefusal(url, target, options);
@@ -146,6 +152,7 @@ export function createWebClient(options: NetworkOptions): WebClient {
       const cookie = jar.getCookieStringSync(url.href);
       if (cookie) headers.cookie = cookie;
       if (referer) headers.referer = referer;
+      if (url.origin === authorizedOrigin) headers.authorization = request.authorization!;
       if (method === "POST") {
         if (referer) headers.origin = new URL(referer).origin;
         headers["content-type"] = request.contentType ?? "application/x-www-form-urlencoded";

@@ -22,6 +22,7 @@ import {
   unprovenSession,
   type StepProgress,
 } from "../kernel.ts";
+import { basicAuthorization, basicAuthStep, basicChallengeOf, basicPasswordField, basicRejectionMessages, basicUserField, unkeptBasicSession } from "../http-auth.ts";
 import { parsePage, type PageModel } from "../page.ts";
 import { judgeProbe, withSessionLeft } from "../probe-verdict.ts";
 import { hostOf, scopeRefusal, type TargetPolicy } from "../../policy/scope.ts";
@@ -29,7 +30,7 @@ import { siteErrorOf, siteMessages } from "../site-message.ts";
 import { deserializeJar, emptyJar, jarToStorageState, serializeJar, storageStateToJar } from "../session.ts";
 import { learnSessionEvidence, sessionCookieNames, unlearntEvidence } from "../session-evidence.ts";
 import { readSubmission } from "../submission.ts";
-import type { EngineState, LoginEngine, LoginTarget, ProbeOutcome, SessionEvidence, StepOptions, StepOutcome, Submission } from "../types.ts";
+import type { EngineState, LoginEngine, MfaType, LoginTarget, ProbeOutcome, SessionEvidence, StepOptions, StepOutcome, Submission } from "../types.ts";
 import { createWebClient, type NetworkOptions, type Page, type PageRequest } from "./client.ts";
 
 /** What the engine keeps between steps; plain JSON (the orchestrator encrypts it at rest). */
@@ -113,7 +114,12 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
       }
       const secrets: string[] = [];
       let request: { url: string } & PageRequest;
-      if (intent.kind === "nothing") request = { url: plan.pageUrl };
+      if (plan.basicAuth && intent.kind === "fields") {
+        const answer = basicAuthorization(intent.values[basicUserField] ?? "", intent.values[basicPasswordField] ?? "");
+        if ("problem" in answer) return inputOutcome(state, { prompt: state.prompt, plan }, answer.problem);
+        recordFields(state, intent.values, secrets, hostOf(new URL(plan.pageUrl)), totpCodeFields);
+        request = { url: plan.pageUrl, authorization: answer.authorization, credentialDomain };
+      } else if (intent.kind === "nothing") request = { url: plan.pageUrl };
       else if (intent.kind === "choice") {
         const choice = plan.choices.find((candidate) => candidate.id === intent.choiceId)!;
         state.requirements = addRequirement(state.requirements, choice.type === "sso_provider" ? null : "choice");
@@ -136,9 +142,17 @@ export function createLoginEngine(options: LoginEngineOptions): LoginEngine {
       const { page, model } = await load(jar, target, { ...request, deadline }, state.history);
       state.jar = serializeJar(jar);
       const answeredPost = request.method === "POST" && page.visited.length === 1 && page.visited[0] === request.url;
-      return afterSubmit(state, jar, page, model, intent.kind !== "nothing", secrets, submitted, () =>
-        learnEvidence(target, jar, { page, model }, answeredPost, state.durableValues.identifier ? [state.durableValues.identifier] : []),
-      );
+      const identifiers = state.durableValues.identifier ? [state.durableValues.identifier] : [];
+      return afterSubmit(state, jar, page, model, intent.kind !== "nothing", secrets, submitted, async () => {
+        if (!plan.basicAuth) return learnEvidence(target, jar, { page, model }, answeredPost, identifiers);
+        // Checks and the saved profile hold cookies, never the password: the session is what the site
+        // keeps without the header, shown by the same page asked for with the cookies alone.
+        if (!cookieSetSince(submitted.jarBefore, serializeJar(jar))) throw unkeptBasicSession(page.url, null);
+        const withCookies = await load(jar, target, { url: page.url }, []);
+        const refusal = refusalOf(withCookies.page, withCookies.model, page.url);
+        if (refusal) throw unkeptBasicSession(page.url, refusal);
+        return learnEvidence(target, jar, withCookies, false, identifiers);
+      });
     });
   }
 
@@ -241,17 +255,23 @@ function deletedSessionCookie(jar: CookieJar, page: Page, postLoginUrl: string, 
 /** The login page: `loginUrl`, or the domain's home page, or a sign-in link on either. */
 async function findLoginPage(target: LoginTarget, policy: TargetPolicy, load: (url: string) => Promise<Loaded>): Promise<LoginStep> {
   const entry = target.loginUrl ? await load(target.loginUrl) : await loadHomePage(target.domain, load);
-  const entryStep = analyzeStep(entry.model, null);
+  const entryStep = stepOf(entry, null);
   checkBlocked(entry, entryStep !== null);
   if (entryStep) return entryStep;
   for (const link of signInLinks(entry.model, target, policy).slice(0, 3)) {
     const linked = await load(link);
-    const step = analyzeStep(linked.model, null);
+    const step = stepOf(linked, null);
     checkBlocked(linked, step !== null);
     if (step) return step;
   }
   const scripted = entry.model.forms.length === 0 && /<script\b/i.test(entry.page.body) ? " (the page may build its form with script, which this HTTP engine does not run)" : "";
   throw browserMayHelp(new FlowFailure("login_form_not_found", `no login form at ${pathOf(entry.page.url)} (HTTP ${entry.page.status}) nor behind a sign-in link on it${scripted}`));
+}
+
+/** The login step a loaded page asks: an HTTP Basic challenge, or what its HTML shows. */
+function stepOf({ page, model }: Loaded, chosenMfa: MfaType | null): LoginStep | null {
+  const challenge = basicChallengeOf(page);
+  return challenge ? basicAuthStep(page.url, challenge) : analyzeStep(model, chosenMfa);
 }
 
 async function loadHomePage(domain: string, load: (url: string) => Promise<Loaded>): Promise<Loaded> {
@@ -284,15 +304,16 @@ async function afterSubmit(
   learn: () => Promise<{ evidence: SessionEvidence; postLoginUrl: string }>,
 ): Promise<StepOutcome> {
   const messages = siteMessages(model, secrets);
-  const siteError = siteErrorOf(messages);
-  const shown = analyzeStep(model, state.chosenMfa);
+  const shown = stepOf({ page, model }, state.chosenMfa);
   const step = shown && (await isNextLoginStep(shown, state.step, () => cookieSetSince(submitted.jarBefore, state.jar))) ? shown : null;
   const shownAgain = step !== null && isSameStep(step, state.step);
   const shownBefore = new Set(state.formMessages);
   const answers = messages.filter((message) => !shownBefore.has(message.text));
+  const heard = shownAgain && step.plan.basicAuth ? basicRejectionMessages(messages, shownBefore) : { said: messages, standing: messages };
+  const siteError = siteErrorOf(heard.said);
   checkBlocked({ page, model }, shownAgain || (step ? asksToSignIn(step) : isLoginUrl(page.url)), answers);
   if (step) {
-    showStep(state, step, answered && shownAgain, messages, siteError);
+    showStep(state, step, answered && shownAgain, heard.standing, siteError);
     return inputOutcome(state, step, siteError);
   }
   if (page.status >= 400) {
