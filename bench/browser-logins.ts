@@ -2,7 +2,8 @@
  * The browser login engine on the script-built test site's `spa` shape (a single-page app that
  * draws its login form with script and keeps a bearer token in localStorage): start -> AWAITING_INPUT
  * and submit -> SUCCESS through the gateway, cold (fresh service processes) and warm, the engine
- * alone, where its time goes, and the memory a flow holds.
+ * alone, where its time goes, and the memory a flow holds; then health checks in the browser
+ * (browser-checks.ts).
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -16,6 +17,7 @@ import { submissionPollMs } from "#shared/domain/flows/step.ts";
 import { createLoginEngine } from "#shared/login/http/engine.ts";
 import type { FlowPrompt, LoginTarget } from "#shared/login/types.ts";
 import type { LocalStack } from "../infra/local/stack.ts";
+import { browserCheckBench } from "./browser-checks.ts";
 import type { EngineProcessMessage, EngineProcessOptions } from "./engine-process.ts";
 import { instrumentedEngine, timedAnatomy, timedEngineFlow, type EngineFlow } from "./engine-timeline.ts";
 import { startFlowMemory, type FlowMemory, type FlowMemoryPeak } from "./flow-memory.ts";
@@ -42,6 +44,7 @@ const typingPauseMs = 100;
 const targets = { submitToSuccessP50Ms: 2000, coldStartToInputP50Ms: 3000 };
 
 interface GatewayFlow {
+  id: string;
   startToInputMs: number;
   loginReplyMs: number;
   submitToSuccessMs: number;
@@ -74,7 +77,7 @@ async function timedBrowserLogin(client: KeepAliveClient, site: SiteOnThread, pr
   const siteMs = await site.serverTimeMs();
   const peak = await memory.end();
   if (ended.flow_status !== "SUCCESS") throw new Error(`connection ${id}: login ended ${ended.flow_status} (${ended.error_code ?? ""} ${ended.error_message ?? ""})`);
-  return { startToInputMs, loginReplyMs, submitToSuccessMs, submitReplyMs, siteMs, memory: peak };
+  return { id, startToInputMs, loginReplyMs, submitToSuccessMs, submitReplyMs, siteMs, memory: peak };
 }
 
 /**
@@ -141,7 +144,7 @@ export interface BrowserBenchInput {
   httpLogins: readonly LoginTimings[];
 }
 
-export async function browserLoginBench({ stack, loginSite, scriptSite, httpLogins }: BrowserBenchInput): Promise<string> {
+export async function browserLoginBench({ stack, loginSite, scriptSite, httpLogins }: BrowserBenchInput): Promise<{ report: string; failed: boolean }> {
   assertLoopback(scriptSite.url);
   const loadBefore = loadavg()[0] ?? Number.NaN;
   const sectionStarted = performance.now();
@@ -167,9 +170,11 @@ export async function browserLoginBench({ stack, loginSite, scriptSite, httpLogi
     const client = keepAliveClient(stack.url, { bearer: stack.apiKey, maxSockets: 1 });
     const warmLogin = (index: number) => timedBrowserLogin(client, scriptSite, `bench-browser-${runId}-warm-${index}`, memory, process.pid);
     let warm: GatewayFlow[];
+    let checks: Awaited<ReturnType<typeof browserCheckBench>>;
     try {
       await repeat("browser warm-up flows", warmupFlows, (index) => warmLogin(warmFlows + index));
       warm = await repeat("browser warm flows", warmFlows, warmLogin);
+      checks = await browserCheckBench(client, warm.map((flow) => flow.id), runId);
     } finally {
       client.close();
     }
@@ -193,7 +198,8 @@ export async function browserLoginBench({ stack, loginSite, scriptSite, httpLogi
     const anatomy = await repeat("browser engine anatomy flows", anatomyFlows, () => timedAnatomy(instrumented, target));
 
     const sectionSeconds = (performance.now() - sectionStarted) / 1000;
-    return browserReport({ trulyCold, cold, warm, engine, engineCold, anatomy, imports, httpAttempts, httpLogins, loadBefore, sectionSeconds });
+    const report = browserReport({ trulyCold, cold, warm, engine, engineCold, anatomy, imports, httpAttempts, httpLogins, loadBefore, sectionSeconds });
+    return { report: `${report}\n${checks.report}`, failed: checks.failed };
   } finally {
     await memory.stop();
     await rm(dataDir, { recursive: true, force: true });

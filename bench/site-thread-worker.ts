@@ -4,6 +4,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { startLoginSite } from "../test/sites/login-site.ts";
+import { startRotatingSessionSite } from "../test/sites/rotating-session-site.ts";
 import { startScriptSites } from "../test/sites/script-sites.ts";
 import { answerAs, type Connection } from "../test/support/login-flows.ts";
 import type { BenchSite, SiteReply, SiteRequest } from "./site-thread.ts";
@@ -24,6 +25,16 @@ async function hosted(kind: BenchSite): Promise<HostedSite> {
   if (kind === "login") {
     const site = await startLoginSite();
     return { ...site, url: site.url, loginUrl: `${site.url}/plain/login`, answer: (step) => answerAs(site, "plain", step) };
+  }
+  if (kind === "rotating") {
+    const site = await startRotatingSessionSite();
+    const { email, password } = site.user;
+    return {
+      ...site,
+      url: site.origin,
+      loginUrl: site.loginUrl("storage"),
+      answer: (step) => ({ field_values: Object.fromEntries((step.fields ?? []).map((field) => [field.id, field.type === "password" ? password : email])) }),
+    };
   }
   const sites = await startScriptSites();
   const typed = { identifier: sites.user.email, password: sites.user.password } as Record<string, string>;

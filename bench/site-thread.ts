@@ -1,8 +1,12 @@
 import { Worker } from "node:worker_threads";
 import type { Connection } from "../test/support/login-flows.ts";
 
-/** `login`: test/sites/login-site.ts, logged in to on its plain form. `script`: test/sites/script-sites.ts, on its `spa` shape. */
-export type BenchSite = "login" | "script";
+/**
+ * `login`: test/sites/login-site.ts, logged in to on its plain form. `script`: test/sites/script-sites.ts,
+ * on its `spa` shape. `rotating`: test/sites/rotating-session-site.ts, on its `storage` shape (a token
+ * in localStorage swapped at every load of the signed-in page).
+ */
+export type BenchSite = "login" | "script" | "rotating";
 
 type SiteCall = { call: "answer"; step: Pick<Connection, "fields" | "choices"> } | { call: "serverTimeMs" | "resetServerTime" | "stop" };
 export type SiteRequest = SiteCall & { id: number };

@@ -25,6 +25,9 @@ export interface RotatingSessionSite {
   expireSpent(): void;
   /** While paused, a signed-in page keeps the token it was given (an app that does not rotate). */
   pauseRotation(paused: boolean): void;
+  /** Milliseconds spent in the site's own request handlers since the last reset. */
+  serverTimeMs(): number;
+  resetServerTime(): void;
   stop(): Promise<void>;
 }
 
@@ -118,7 +121,8 @@ document.getElementById("login").addEventListener("submit", async (event) => {
     }],
   ]);
 
-  const server = await serveRoutes(routes, handlerClock());
+  const clock = handlerClock();
+  const server = await serveRoutes(routes, clock);
   const origin = `http://127.0.0.1:${server.port}`;
   return {
     origin,
@@ -131,6 +135,8 @@ document.getElementById("login").addEventListener("submit", async (event) => {
     pauseRotation(value) {
       paused = value;
     },
+    serverTimeMs: clock.totalMs,
+    resetServerTime: clock.reset,
     stop: () => server.stop(),
   };
 }
