@@ -52,6 +52,11 @@ const accountGroupNames = /account|workspace|tenant|org|profile|user/i;
 /** "Sign in with X", "Continue with X" and their kin in German, French and Spanish: X is the identity provider. */
 const ssoWords =
   /^(?:sign in|log ?in|continue|sign up|anmelden|einloggen|weiter|se connecter|connexion|continuer|iniciar sesi[óo]n|continuar|entrar)\s+(?:with|using|via|through|mit|über|avec|con)\s+(.{2,40}?)[.!]?$/i;
+/**
+ * Where an identity provider asks who you are (`/login/oauth/authorize`, `/o/oauth2/auth`, `/dialog/oauth`,
+ * `/app/x/sso/saml`): a link to one of its other pages (a project on GitHub, a company page) signs nobody in.
+ */
+const authorizationPath = /\/(?:oauth2?|authori[sz]e|authorization|auth|login|signin|sign-in|sign_in|sso|saml2?|openid(?:-connect)?|oidc)(?:[/.]|$)/i;
 const navigationWords = /sign ?out|log ?out|help|privacy|terms|cancel|back|home|forgot|create|sign ?up|register|learn more|support/i;
 const dismissWords = /^(cancel|back|close|skip|not now|no thanks)$/i;
 
@@ -137,7 +142,8 @@ export function typeChoices(options: Option[], page: PageModel, groupName: strin
 
 /**
  * "Sign in with X" links, buttons and anything else pressed (role=button, an `<a>` with a click
- * handler, an icon named by its aria-label, title or image alt), and links to a known identity provider.
+ * handler, an icon named by its aria-label, title or image alt), and links to a known identity provider's
+ * sign-in.
  */
 export function ssoChoices(page: PageModel, usedIds: Set<string>): FoundChoice[] {
   const found: FoundChoice[] = [];
@@ -158,7 +164,8 @@ export function ssoChoices(page: PageModel, usedIds: Set<string>): FoundChoice[]
     // An `<a href="#">` goes nowhere by itself: its script acts, and it is pressed below.
     if (isFragmentOnly(link.element)) continue;
     const named = ssoWords.exec(link.text)?.[1];
-    const known = ssoProviderOfHost(new URL(link.href).hostname);
+    const href = new URL(link.href);
+    const known = authorizationPath.test(href.pathname) ? ssoProviderOfHost(href.hostname) : null;
     if (named || known) add(link.text || known!, known ?? slug(named!), link.element, { url: link.href });
   }
   for (const form of page.forms) {

@@ -170,6 +170,15 @@ describe("SSO buttons", () => {
     expect(plan.choices.find((choice) => choice.provider === "okta")).toMatchObject({ type: "sso_provider", pairs: [] });
     expect(plan.choices.find((choice) => choice.provider === "apple")).not.toHaveProperty("form");
   });
+
+  it("takes a link to a known provider's sign-in for a choice, and not one to its other pages (a changelog, a project)", () => {
+    const { prompt } = mustStep(`<form method="post" action="/login"><input type="password" name="password"></form>
+      <footer><a href="https://github.com/acme/app/releases">Changelog</a> <a href="https://github.com/acme">GitHub</a>
+      <a href="https://www.linkedin.com/company/acme">Follow us</a>
+      <a href="https://github.com/login/oauth/authorize?client_id=x" aria-label="GitHub"><svg></svg></a></footer>`);
+    expect(prompt.pending_sso_buttons.map((button) => button.provider)).toEqual(["github"]);
+    expect(prompt.pending_sso_buttons[0]!.selector).not.toMatch(/Changelog|GitHub"/);
+  });
 });
 
 describe("page signals", () => {
