@@ -73,11 +73,15 @@ export interface LoginStep {
   /**
    * The step asks what only a login asks: a secret or a code, a choice (an account, a method, a
    * provider), an action elsewhere, or an identifier or other value in a form that offers to sign in
-   * or continue. A box on a signed-in page (a filter, a note) asks none of these.
+   * or continue. A box on a signed-in page (a filter, a note) asks none of these, nor does a form
+   * that asks more plain values than a login step does (`loginTextFieldsAtMost`): the app's own form
+   * (settings, a "connect" or "new item" dialog), whatever secret or options it also asks.
    */
   asksLogin: boolean;
 }
 
+/** Who the person is, and at most a workspace or tenant and a second name (a company id, a branch): a login step asks no more. */
+const loginTextFieldsAtMost = 3;
 const loginPath = /(^|[/_-])(log-?in|sign-?in|sign_in|logon|authorize|auth|sso|session|verify|mfa|2fa|otp|challenge)([/_.-]|$)/i;
 const signInWords = /\b(sign in|log in|login|verify|verification|two-factor|2-step|authenticat\w*|choose an account|select an account)\b/i;
 const signInLinkWords =
@@ -178,7 +182,8 @@ export function analyzeStep(page: PageModel, chosenMfa: MfaType | null): LoginSt
   const sso = signInPage || fields.length > 0 ? ssoChoices(page, usedIds) : [];
   const allChoices = [...choices, ...sso];
   if (fields.length === 0 && allChoices.length === 0) return externalStep(page, signInPage);
-  const asksLogin = asksSecret || allChoices.length > 0 || (best !== null && offersToProceed(best.form));
+  const plainValues = fields.filter((field) => field.canonical === "text" || field.canonical === "identifier").length;
+  const asksLogin = plainValues <= loginTextFieldsAtMost && (asksSecret || allChoices.length > 0 || (best !== null && offersToProceed(best.form)));
 
   const forms: Form[] = [];
   const formIndex = (form: Form) => {

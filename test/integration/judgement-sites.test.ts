@@ -56,6 +56,14 @@ describe.each(["http", "browser"] as const)("judging the page after a correct pa
     expect(await openWith(success.session, "desk")).toEqual({ url: sites.homeUrl("desk"), asksPassword: false });
   }, patientMs(60_000));
 
+  it("chat: a signed-in home that is the app's own connect form (a password, a choice and five more values) is signed in, in one step", async () => {
+    const success = asSuccess(await logIn(engines[kind], "chat"));
+
+    expect(success).toMatchObject({ engine: kind, postLoginUrl: sites.homeUrl("chat"), evidence: { basis: "verified" } });
+    // The home a visitor without a session is sent away from: its form asks the network's password.
+    expect((await openWith(success.session, "chat")).url).toBe(sites.homeUrl("chat"));
+  }, patientMs(60_000));
+
   it("vault: a security check drawn on a canvas after a pre-session cookie is no success", async () => {
     const outcome = await logIn(engines[kind], "vault");
 

@@ -2,16 +2,19 @@ import { alertDanger, escapeHtml, field, page, postForm } from "./site-html.ts";
 import { handlerClock, htmlReply, invalidCsrfReply, preSessions, randomToken, redirectReply, serveRoutes, type Exchange, type Route } from "./site-http.ts";
 
 /**
- * Two apps whose answer to a correct password is easy to misjudge, one per path prefix, on 127.0.0.1:
+ * Three apps whose answer to a correct password is easy to misjudge, one per path prefix, on 127.0.0.1:
  * - `desk`: a helpdesk whose signed-in dashboard has a search box in its header, a card "Last
  *   successful login / View login history", and a widget filter asking for a username; its sign-out
  *   is in a user menu that script draws only when opened, so the page as served shows none.
  * - `vault`: after a correct password it sets a pre-session cookie and sends the browser to a
  *   security check drawn on a canvas (no form, no text, no sign of a session) that never lets it
  *   through; that cookie opens nothing of the app, which asks to log in again.
+ * - `chat`: a web chat client whose signed-in home, for a new user, is its own "Connect to a network"
+ *   form: a name, a server, a port, a nick, a user name, a real name, the network's password and a
+ *   choice of how to authenticate to it, and no sign-out control on the page.
  */
 
-export const judgementApps = ["desk", "vault"] as const;
+export const judgementApps = ["desk", "vault", "chat"] as const;
 export type JudgementApp = (typeof judgementApps)[number];
 
 export interface JudgementSites {
@@ -29,7 +32,7 @@ export async function startJudgementSites(): Promise<JudgementSites> {
   const routes = new Map<string, Route>();
   const server = await serveRoutes(routes, handlerClock());
   const url = `http://127.0.0.1:${server.port}`;
-  for (const [path, route] of [...deskRoutes(), ...vaultRoutes()]) routes.set(path, route);
+  for (const [path, route] of [...deskRoutes(), ...vaultRoutes(), ...chatRoutes()]) routes.set(path, route);
   return {
     url,
     user,
@@ -155,5 +158,37 @@ function vaultRoutes(): [string, Route][] {
     ["/vault/check", { GET: (exchange) => (pending.has(exchange.cookies.get("vault_pre") ?? "") ? htmlReply(challenge) : redirectReply("/vault/login")) }],
     // A correct password starts only a pre-session, for the check.
     ["/vault/login", loginRoute("Vault", "vault", { cookie: "vault_pre", tokens: pending, then: "/vault/check" }, () => false)],
+  ];
+}
+
+function chatRoutes(): [string, Route][] {
+  const sessions = new Set<string>();
+  const signedIn = (exchange: Exchange) => sessions.has(exchange.cookies.get("chat_session") ?? "");
+  const connectForm = page({
+    brand: "Chat",
+    title: "Connect",
+    main: `<h1>Connect to a network</h1>
+<form action="/chat/networks" method="post">
+  <fieldset><legend>Network settings</legend>
+    ${field({ id: "name", name: "name", label: "Name", type: "text", autocomplete: "off" })}
+    ${field({ id: "host", name: "host", label: "Server", type: "text", autocomplete: "off" })}
+    ${field({ id: "port", name: "port", label: "Port", type: "text", inputmode: "numeric", autocomplete: "off" })}
+    ${field({ id: "network-password", name: "password", label: "Password", type: "password", autocomplete: "off" })}
+  </fieldset>
+  <fieldset><legend>User preferences</legend>
+    ${field({ id: "nick", name: "nick", label: "Nick", type: "text", autocomplete: "off" })}
+    ${field({ id: "username", name: "username", label: "Username", type: "text", autocomplete: "off" })}
+    ${field({ id: "realname", name: "realname", label: "Real name", type: "text", autocomplete: "off" })}
+  </fieldset>
+  <fieldset><legend>Authentication</legend>
+    <label><input type="radio" name="sasl" value="" checked> No authentication</label>
+    <label><input type="radio" name="sasl" value="plain"> Username + password (SASL PLAIN)</label>
+  </fieldset>
+  <button type="submit">Connect</button>
+</form>`,
+  });
+  return [
+    ["/chat/", { GET: (exchange) => (signedIn(exchange) ? htmlReply(connectForm) : redirectReply("/chat/login")) }],
+    ["/chat/login", loginRoute("Chat", "chat", { cookie: "chat_session", tokens: sessions, then: "/chat/" }, signedIn)],
   ];
 }
