@@ -73,9 +73,8 @@ export interface LoginStep {
   /**
    * The step asks what only a login asks: a secret or a code, a choice (an account, a method, a
    * provider), an action elsewhere, or an identifier or other value in a form that offers to sign in
-   * or continue. A box on a signed-in page (a filter, a note) asks none of these, nor does a form
-   * that asks more plain values than a login step does (`loginTextFieldsAtMost`): the app's own form
-   * (settings, a "connect" or "new item" dialog), whatever secret or options it also asks.
+   * or continue. A box on a signed-in page (a filter, a note) asks none of these, nor does the app's
+   * own form (`asksMoreThanLogin`), whatever secret or options it also asks.
    */
   asksLogin: boolean;
 }
@@ -140,9 +139,19 @@ export function isInterstitial(page: PageModel): boolean {
   return page.drawsOnCanvas || interstitialWords.test(`${page.title} ${page.text}`);
 }
 
-/** True when the page has an input for a password that a login form would ask for. */
+/**
+ * True when the page has an input for a password that a login form would ask for: not one in the
+ * app's own form (`asksMoreThanLogin`), such as a network's password in a signed-in "connect" form.
+ */
 export function hasPasswordForm(page: PageModel): boolean {
-  return page.forms.some((form) => form.controls.some((control) => isFillable(control) && control.type === "password"));
+  return page.forms.some(
+    (form) => form.controls.some((control) => isFillable(control) && control.type === "password") && !asksMoreThanLogin(classifyFields(form, page, null)),
+  );
+}
+
+/** The form asks more plain values than a login step does: the app's own form (settings, a "connect" or "new item" dialog). */
+function asksMoreThanLogin(fields: ClassifiedField[]): boolean {
+  return fields.filter((field) => field.canonical === "text" || field.canonical === "identifier").length > loginTextFieldsAtMost;
 }
 
 /**
@@ -182,8 +191,7 @@ export function analyzeStep(page: PageModel, chosenMfa: MfaType | null): LoginSt
   const sso = signInPage || fields.length > 0 ? ssoChoices(page, usedIds) : [];
   const allChoices = [...choices, ...sso];
   if (fields.length === 0 && allChoices.length === 0) return externalStep(page, signInPage);
-  const plainValues = fields.filter((field) => field.canonical === "text" || field.canonical === "identifier").length;
-  const asksLogin = plainValues <= loginTextFieldsAtMost && (asksSecret || allChoices.length > 0 || (best !== null && offersToProceed(best.form)));
+  const asksLogin = !asksMoreThanLogin(fields) && (asksSecret || allChoices.length > 0 || (best !== null && offersToProceed(best.form)));
 
   const forms: Form[] = [];
   const formIndex = (form: Form) => {

@@ -62,6 +62,9 @@ describe.each(["http", "browser"] as const)("judging the page after a correct pa
     expect(success).toMatchObject({ engine: kind, postLoginUrl: sites.homeUrl("chat"), evidence: { basis: "verified" } });
     // The home a visitor without a session is sent away from: its form asks the network's password.
     expect((await openWith(success.session, "chat")).url).toBe(sites.homeUrl("chat"));
+    // A check later reads the form's password box the same way: no sign of a logged-out session.
+    expect((await engines[kind].probe(target("chat"), success.session, success.postLoginUrl, success.evidence)).state).toBe("logged_in");
+    expect((await engines[kind].probe(target("chat"), { cookies: [], origins: [] }, success.postLoginUrl, success.evidence)).state).toBe("logged_out");
   }, patientMs(60_000));
 
   it("vault: a security check drawn on a canvas after a pre-session cookie is no success", async () => {
