@@ -26,8 +26,11 @@ export interface RunningApp {
   loginUrl: string;
   username: string;
   password: string;
-  /** The site's own words for a wrong password, as a person sees them. */
-  wrongPassword: RegExp;
+  /**
+   * The site's own words for a wrong password, as a person sees them; null for a site that says none
+   * of its own (an HTTP Basic challenge asked again), where the service must invent none either.
+   */
+  wrongPassword: RegExp | null;
 }
 
 /** One real third-party app of the corpus. */

@@ -109,7 +109,8 @@ export function syncthing(): CorpusApp {
       writeFileSync(configFile, config);
       url = `http://127.0.0.1:${guiPort}/`;
       await launch();
-      return { url, loginUrl: url, ...user, wrongPassword: /Not Authorized/i };
+      // A wrong password is answered with the same challenge and the same "Not Authorized" page as no password at all.
+      return { url, loginUrl: url, ...user, wrongPassword: null };
     },
 
     async signIn() {
