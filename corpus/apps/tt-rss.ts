@@ -18,7 +18,7 @@ const packages = [
   "phpqrcode=1.1.4-3.1",
   "fonts-material-design-icons-iconfont=6.7.0+dfsg-1",
 ];
-/** What it runs on, installed from Debian's packages as root (`.ci/run` does the same). */
+/** What it runs on, installed from Debian's packages as root (and so what `.ci/run` must install). */
 const runtime = "apt-get install -y php-cli php-pgsql php-intl php-mbstring php-xml postgresql";
 const phpModules = ["pdo_pgsql", "intl", "mbstring", "dom", "json"];
 
@@ -58,7 +58,7 @@ async function giveTo(name: string, path: string): Promise<void> {
 }
 
 async function psql(sql: string): Promise<void> {
-  await run("psql", ["-h", database.socket, "-U", database.user, "-d", database.name, "-v", "ON_ERROR_STOP=1", "-At", "-c", sql]);
+  await run("psql", ["-h", database.socket, "-U", database.user, "-d", database.name, "-q", "-v", "ON_ERROR_STOP=1", "-c", sql]);
 }
 
 /**
@@ -138,9 +138,8 @@ export function ttRss(): CorpusApp {
     description: `Tiny Tiny RSS ${debianVersion} (Debian 12) on PostgreSQL: a login form shown once its Dojo widgets load, a wrong password as an alert on it, the session a PHP session in its database`,
 
     async install() {
-      const php = await run("php", ["-m"]).catch(() => needsRuntime("no php"));
-      const missing = phpModules.filter((module) => !php.split("\n").includes(module));
-      if (missing.length) needsRuntime(`PHP has no ${missing.join(", ")}`);
+      const anyMissing = `foreach (${JSON.stringify(phpModules)} as $module) if (!extension_loaded($module)) exit(1);`;
+      await run("php", ["-r", anyMissing]).catch(() => needsRuntime(`no php, or no PHP module among ${phpModules.join(", ")}`));
       postgresBin();
       if (existsSync(join(www, "index.php"))) return;
       mkdirSync(root, { recursive: true });
