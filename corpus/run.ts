@@ -16,8 +16,9 @@ import { downloadedSession, driveLogin, type Connection } from "../test/support/
 import { appsDir, type CorpusApp, type RunningApp } from "./apps/app.ts";
 import { syncthing } from "./apps/syncthing.ts";
 import { thelounge } from "./apps/thelounge.ts";
+import { ttRss } from "./apps/tt-rss.ts";
 
-const apps: Record<string, () => CorpusApp> = { syncthing, thelounge };
+const apps: Record<string, () => CorpusApp> = { syncthing, thelounge, "tt-rss": ttRss };
 
 const phases = ["ground truth", "login", "profile", "wrong password", "logout noticed", "re-auth", "alive"] as const;
 type Phase = (typeof phases)[number];
