@@ -69,9 +69,10 @@ export async function run(command: string, args: string[], options: { cwd?: stri
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const code = await new Promise<number | null>((exited, failed) => {
+  // "close", not "exit": the process may exit before its output has all been read.
+  const code = await new Promise<number | null>((closed, failed) => {
     child.once("error", failed);
-    child.once("exit", exited);
+    child.once("close", closed);
   });
   if (code !== 0) throw new Error(`${command} ${args.join(" ")} exited ${code}:\n${output.slice(-2000)}`);
   return output;
