@@ -31,6 +31,11 @@ type Outcome = { passed: boolean; note: string };
 const timeScale = Number(process.env.CORPUS_TIME_SCALE ?? 0.1);
 const checkInterval = 300;
 const checkIntervalMs = checkInterval * timeScale * 1000;
+/**
+ * Apps whose cycles run at once: a cycle mostly waits for the workflow's checks, so several share the
+ * stack and the machine; each has its own profiles and credential.
+ */
+const concurrency = Math.max(1, Number(process.env.CORPUS_CONCURRENCY ?? 3));
 /** Health checks to see pass after the re-auth, none of them re-authenticating. */
 const aliveChecks = 3;
 
@@ -83,26 +88,30 @@ try {
   progress("starting the local stack...");
   stack = await startLocalStack({ port: 0, workflow: { timeScale } });
   const client = new Kernel({ baseURL: stack.url, apiKey: stack.apiKey });
-  for (const app of instances) {
-    running.push(app);
-    progress(`== ${app.name}: starting ==`);
-    try {
-      const site = await app.start({ browser });
-      results.set(app.name, await cycle(client, app, site));
-    } catch (error) {
-      const note = `the app could not be started: ${error instanceof Error ? error.message : String(error)}`;
-      results.set(app.name, new Map([["ground truth", { passed: false, note }]]));
-    } finally {
-      await app.stop();
+  const waiting = [...instances];
+  const runNext = async () => {
+    for (let app = waiting.shift(); app; app = waiting.shift()) {
+      running.push(app);
+      progress(`== ${app.name}: starting ==`);
+      try {
+        const site = await app.start({ browser: browser! });
+        results.set(app.name, await cycle(client, app, site));
+      } catch (error) {
+        const note = `the app could not be started: ${error instanceof Error ? error.message : String(error)}`;
+        results.set(app.name, new Map([["ground truth", { passed: false, note }]]));
+      } finally {
+        await app.stop();
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, waiting.length) }, runNext));
 } catch (error) {
   progress(`corpus run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   process.exitCode = 1;
 } finally {
   await stopAll();
 }
-process.stdout.write(report(results));
+process.stdout.write(report(new Map(chosen.filter((name) => results.has(name)).map((name) => [name, results.get(name)!]))));
 if ([...results.values()].some((outcomes) => [...outcomes.values()].some((outcome) => !outcome.passed))) process.exitCode = 1;
 
 /** One app's full cycle; a phase that cannot run because an earlier one failed is left out of the map. */
