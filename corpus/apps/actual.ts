@@ -14,7 +14,7 @@ const dataDir = join(root, "data");
 const configFile = join(dataDir, "config.json");
 const accountDb = join(dataDir, "server-files/account.sqlite");
 /** Password-only: the server has one password and no user names; the name is the credential's, never asked. */
-const user = { username: "actual", password: "corpus-actual-password" };
+const user = { username: "corpus", password: "corpus-actual-password" };
 
 /** The web client asks GitHub for the latest release when it opens a budget: answered "unknown" instead. */
 const updateCheck = "fetch(`https://api.github.com/repos/actualbudget/actual/releases/latest`)";
