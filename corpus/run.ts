@@ -13,12 +13,13 @@ import { launchLoginBrowser } from "#shared/login/browser/chromium.ts";
 import { renderTable } from "../bench/table.ts";
 import { startLocalStack, type LocalStack } from "../infra/local/stack.ts";
 import { downloadedSession, driveLogin, type Connection } from "../test/support/login-flows.ts";
+import { actual } from "./apps/actual.ts";
 import { appsDir, type CorpusApp, type RunningApp } from "./apps/app.ts";
 import { syncthing } from "./apps/syncthing.ts";
 import { thelounge } from "./apps/thelounge.ts";
 import { ttRss } from "./apps/tt-rss.ts";
 
-const apps: Record<string, () => CorpusApp> = { syncthing, thelounge, "tt-rss": ttRss };
+const apps: Record<string, () => CorpusApp> = { syncthing, thelounge, "tt-rss": ttRss, actual };
 
 const phases = ["ground truth", "login", "profile", "wrong password", "logout noticed", "re-auth", "alive"] as const;
 type Phase = (typeof phases)[number];
