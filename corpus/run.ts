@@ -14,10 +14,11 @@ import { renderTable } from "../bench/table.ts";
 import { startLocalStack, type LocalStack } from "../infra/local/stack.ts";
 import { downloadedSession, driveLogin, type Connection } from "../test/support/login-flows.ts";
 import { appsDir, type CorpusApp, type RunningApp } from "./apps/app.ts";
+import { ghost } from "./apps/ghost.ts";
 import { syncthing } from "./apps/syncthing.ts";
 import { thelounge } from "./apps/thelounge.ts";
 
-const apps: Record<string, () => CorpusApp> = { syncthing, thelounge };
+const apps: Record<string, () => CorpusApp> = { ghost, syncthing, thelounge };
 
 const phases = ["ground truth", "login", "profile", "wrong password", "logout noticed", "re-auth", "alive"] as const;
 type Phase = (typeof phases)[number];
