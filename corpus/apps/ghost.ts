@@ -107,9 +107,12 @@ export function ghost(): CorpusApp {
         writeFileSync(join(nodeHeaders, "package.json"), JSON.stringify({ private: true, dependencies: { [`node-${process.platform}-${process.arch}`]: process.versions.node } }, null, 2));
         await run("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: nodeHeaders });
       }
-      // Its SQLite driver built from source for this Node, against the headers above.
-      await run(process.execPath, [join(partial, "node_modules/node-gyp/bin/node-gyp.js"), "rebuild", "--release", `--nodedir=${join(nodeHeaders, "node_modules", `node-${process.platform}-${process.arch}`)}`], {
+      // Its SQLite driver built from source for this Node, against the headers above. node-gyp takes
+      // npm's settings from the environment over its own arguments, and `npm run` passes the system
+      // npm's (Debian's names the system Node's headers): the headers are given that way.
+      await run(process.execPath, [join(partial, "node_modules/node-gyp/bin/node-gyp.js"), "rebuild", "--release"], {
         cwd: join(partial, "node_modules/better-sqlite3"),
+        env: { ...process.env, npm_config_nodedir: join(nodeHeaders, "node_modules", `node-${process.platform}-${process.arch}`) },
       });
       rmSync(installDir, { recursive: true, force: true });
       renameSync(partial, installDir);
