@@ -15,11 +15,12 @@ import { startLocalStack, type LocalStack } from "../infra/local/stack.ts";
 import { downloadedSession, driveLogin, type Connection } from "../test/support/login-flows.ts";
 import { actual } from "./apps/actual.ts";
 import { appsDir, type CorpusApp, type RunningApp } from "./apps/app.ts";
+import { ghost } from "./apps/ghost.ts";
 import { syncthing } from "./apps/syncthing.ts";
 import { thelounge } from "./apps/thelounge.ts";
 import { ttRss } from "./apps/tt-rss.ts";
 
-const apps: Record<string, () => CorpusApp> = { syncthing, thelounge, "tt-rss": ttRss, actual };
+const apps: Record<string, () => CorpusApp> = { syncthing, thelounge, "tt-rss": ttRss, actual, ghost };
 
 const phases = ["ground truth", "login", "profile", "wrong password", "logout noticed", "re-auth", "alive"] as const;
 type Phase = (typeof phases)[number];
