@@ -10,17 +10,19 @@ import type { Browser } from "playwright-core";
 import { join } from "node:path";
 import { unpackedChromium } from "#shared/browsers/local-chromium.ts";
 import { launchLoginBrowser } from "#shared/login/browser/chromium.ts";
+import { totpCode } from "#shared/secrets/totp.ts";
 import { renderTable } from "../bench/table.ts";
 import { startLocalStack, type LocalStack } from "../infra/local/stack.ts";
 import { downloadedSession, driveLogin, type Connection } from "../test/support/login-flows.ts";
 import { actual } from "./apps/actual.ts";
 import { appsDir, type CorpusApp, type RunningApp } from "./apps/app.ts";
 import { ghost } from "./apps/ghost.ts";
+import { n8n } from "./apps/n8n.ts";
 import { syncthing } from "./apps/syncthing.ts";
 import { thelounge } from "./apps/thelounge.ts";
 import { ttRss } from "./apps/tt-rss.ts";
 
-const apps: Record<string, () => CorpusApp> = { syncthing, thelounge, "tt-rss": ttRss, actual, ghost };
+const apps: Record<string, () => CorpusApp> = { syncthing, thelounge, "tt-rss": ttRss, actual, ghost, n8n };
 
 const phases = ["ground truth", "login", "profile", "wrong password", "logout noticed", "re-auth", "alive"] as const;
 type Phase = (typeof phases)[number];
@@ -138,6 +140,8 @@ async function cycle(client: Kernel, app: CorpusApp, site: RunningApp): Promise<
       for (const field of connection.fields ?? []) {
         if (field.type === "identifier") field_values[field.id] = site.username;
         else if (field.type === "password") field_values[field.id] = password;
+        // The person reads the code off their authenticator app: the current code of the app's secret.
+        else if ((field.type === "totp_code" || field.type === "code") && site.totpSecret) field_values[field.id] = totpCode(site.totpSecret);
         else fail(`step ${step} of the flow asked for a ${field.type} field "${field.label}", which this app's login does not ask`);
       }
       if (Object.keys(field_values).length === 0) fail(`step ${step} of the flow asked for no field (choices: ${JSON.stringify(connection.choices ?? [])})`);
@@ -164,7 +168,12 @@ async function cycle(client: Kernel, app: CorpusApp, site: RunningApp): Promise<
   if (!groundTruth) return outcomes;
 
   const credential = `${app.name}-user`;
-  await client.credentials.create({ name: credential, domain: "127.0.0.1", values: { identifier: site.username, password: site.password } });
+  await client.credentials.create({
+    name: credential,
+    domain: "127.0.0.1",
+    values: { identifier: site.username, password: site.password },
+    ...(site.totpSecret ? { totp_secret: site.totpSecret } : {}),
+  });
   const connection = await client.auth.connections.create({
     domain: "127.0.0.1",
     profile_name: app.name,

@@ -26,6 +26,8 @@ export interface RunningApp {
   loginUrl: string;
   username: string;
   password: string;
+  /** The base32 secret of the user's authenticator app, for an app whose login asks a one-time code (TOTP). */
+  totpSecret?: string;
   /**
    * The site's own words for a wrong password, as a person sees them; null for a site that says none
    * of its own (an HTTP Basic challenge asked again), where the service must invent none either.
