@@ -2,8 +2,8 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { captureBrowserState, openContextWithState } from "#shared/login/browser/browser-state.ts";
-import { appsDir, forgedValue, freePort, run, serve, stopProcess, waitForHttp, type CorpusApp, type CorpusTools, type RunningApp, type Session } from "./app.ts";
+import { captureBrowserState } from "#shared/login/browser/browser-state.ts";
+import { appsDir, forgedValue, freePort, run, serve, stopProcess, waitForHttp, type CorpusApp, type CorpusTools, type RunningApp, type Session, withPage } from "./app.ts";
 
 const version = "26.9.0";
 const root = join(appsDir, "actual");
@@ -114,17 +114,6 @@ export function actual(): CorpusApp {
     }
   }
 
-  /** Opens the app with `session` in a fresh browser context and hands its page to `use`. */
-  async function withPage<T>(session: Session, use: (page: Page) => Promise<T>): Promise<T> {
-    const context = await openContextWithState(browser, session);
-    try {
-      const page = await context.newPage();
-      await page.goto(url);
-      return await use(page);
-    } finally {
-      await context.close();
-    }
-  }
 
   return {
     name: "actual",
@@ -178,7 +167,7 @@ export function actual(): CorpusApp {
     },
 
     async signIn() {
-      return withPage({ cookies: [], origins: [] }, async (page) => {
+      return withPage(browser, url, { cookies: [], origins: [] }, async (page) => {
         if ((await drawnView(page)) !== "sign-in") throw new Error("a fresh browser was not asked to sign in");
         await page.fill("input[type=password]", user.password);
         await page.getByRole("button", { name: "Sign in" }).click();

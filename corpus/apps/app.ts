@@ -5,8 +5,9 @@ import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import type { Browser } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import type { StorageState } from "#shared/archive/storage-state.ts";
+import { openContextWithState } from "#shared/login/browser/browser-state.ts";
 
 /** What a browser holds for a site (cookies, storage): a login's session, as the service saves it too. */
 export type Session = StorageState;
@@ -118,4 +119,16 @@ export function forgedValue(like: string): string {
   let forged = "";
   while (forged.length < like.length) forged += alphabet[randomInt(alphabet.length)];
   return forged === like ? forgedValue(like) : forged;
+}
+
+/** Opens `url` with `session` in a fresh context of `browser` and hands its page to `use`; the context is closed after. */
+export async function withPage<T>(browser: Browser, url: string, session: Session, use: (page: Page) => Promise<T>): Promise<T> {
+  const context = await openContextWithState(browser, session);
+  try {
+    const page = await context.newPage();
+    await page.goto(url);
+    return await use(page);
+  } finally {
+    await context.close();
+  }
 }

@@ -3,9 +3,9 @@ import { cpSync, existsSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFi
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
-import { captureBrowserState, openContextWithState } from "#shared/login/browser/browser-state.ts";
+import { captureBrowserState } from "#shared/login/browser/browser-state.ts";
 import { cookieHeader } from "../../test/support/login-flows.ts";
-import { appsDir, forgedValue, freePort, run, serve, stopProcess, waitForHttp, type CorpusApp, type CorpusTools, type RunningApp } from "./app.ts";
+import { appsDir, forgedValue, freePort, run, serve, stopProcess, waitForHttp, type CorpusApp, type CorpusTools, type RunningApp, withPage } from "./app.ts";
 
 const version = "6.65.0";
 const root = join(appsDir, "ghost");
@@ -139,18 +139,13 @@ export function ghost(): CorpusApp {
     },
 
     async signIn() {
-      const context = await openContextWithState(browser, { cookies: [], origins: [] });
-      try {
-        const page = await context.newPage();
-        await page.goto(admin());
+      return withPage(browser, admin(), { cookies: [], origins: [] }, async (page) => {
         await page.fill("#identification", user.username, { timeout: signedInWaitMs });
         await page.fill("#password", user.password);
         await page.click("button[type=submit]");
         await page.waitForURL((address) => !address.hash.startsWith("#/signin"), { timeout: signedInWaitMs });
-        return await captureBrowserState(context);
-      } finally {
-        await context.close();
-      }
+        return captureBrowserState(page.context());
+      });
     },
 
     forge(session) {

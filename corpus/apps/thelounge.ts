@@ -2,8 +2,8 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { captureBrowserState, openContextWithState } from "#shared/login/browser/browser-state.ts";
-import { appsDir, forgedValue, freePort, run, serve, stopProcess, waitForHttp, type CorpusApp, type CorpusTools, type RunningApp, type Session } from "./app.ts";
+import { captureBrowserState } from "#shared/login/browser/browser-state.ts";
+import { appsDir, forgedValue, freePort, run, serve, stopProcess, waitForHttp, type CorpusApp, type CorpusTools, type RunningApp, type Session, withPage } from "./app.ts";
 
 const version = "4.5.2";
 const root = join(appsDir, "thelounge");
@@ -63,17 +63,6 @@ export function thelounge(): CorpusApp {
     await waitForHttp(url, (response) => response.status === 200, server);
   }
 
-  /** Opens the app with `session` in a fresh browser context and hands its page to `use`. */
-  async function withPage<T>(session: Session, use: (page: Page) => Promise<T>): Promise<T> {
-    const context = await openContextWithState(browser, session);
-    try {
-      const page = await context.newPage();
-      await page.goto(url);
-      return await use(page);
-    } finally {
-      await context.close();
-    }
-  }
 
   return {
     name: "thelounge",
@@ -110,7 +99,7 @@ export function thelounge(): CorpusApp {
     },
 
     async signIn() {
-      return withPage({ cookies: [], origins: [] }, async (page) => {
+      return withPage(browser, url, { cookies: [], origins: [] }, async (page) => {
         if ((await drawnView(page)) !== "sign-in") throw new Error("a fresh browser was not asked to sign in");
         await page.fill("#signin-username", user.username);
         await page.fill("#signin-password", user.password);
@@ -131,7 +120,7 @@ export function thelounge(): CorpusApp {
     },
 
     async signedIn(session) {
-      return withPage(session, async (page) => (await drawnView(page)) === "signed-in");
+      return withPage(browser, url, session, async (page) => (await drawnView(page)) === "signed-in");
     },
 
     // A running server keeps its users' sessions in memory: stopped, its `reset` command empties the

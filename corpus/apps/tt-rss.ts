@@ -2,9 +2,9 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Browser } from "playwright-core";
-import { captureBrowserState, openContextWithState } from "#shared/login/browser/browser-state.ts";
+import { captureBrowserState } from "#shared/login/browser/browser-state.ts";
 import { cookieHeader } from "../../test/support/login-flows.ts";
-import { appsDir, forgedValue, freePort, run, serve, stopProcess, waitForHttp, type CorpusApp, type CorpusTools, type RunningApp } from "./app.ts";
+import { appsDir, forgedValue, freePort, run, serve, stopProcess, waitForHttp, type CorpusApp, type CorpusTools, type RunningApp, withPage } from "./app.ts";
 
 /** Debian 12's package and the ones it links its libraries from, unpacked into one tree rather than installed. */
 const debianVersion = "21~git20210204.b4cbc79+dfsg-1.2";
@@ -194,18 +194,13 @@ export function ttRss(): CorpusApp {
     },
 
     async signIn() {
-      const context = await openContextWithState(browser, { cookies: [], origins: [] });
-      try {
-        const page = await context.newPage();
-        await page.goto(url);
+      return withPage(browser, url, { cookies: [], origins: [] }, async (page) => {
         await page.fill("input[name=login]", user.username);
         await page.fill("input[name=password]", user.password);
         await page.getByRole("button", { name: "Log in" }).click();
         await page.waitForSelector("#feeds-holder", { timeout: 60_000 });
-        return await captureBrowserState(context);
-      } finally {
-        await context.close();
-      }
+        return captureBrowserState(page.context());
+      });
     },
 
     forge(session) {
